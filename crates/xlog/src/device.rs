@@ -1,0 +1,401 @@
+//! Emulated block device: a volatile write cache over stable media, with Linux flush/FUA rules.
+//!
+//! Durability model (what survives a crash, and why):
+//! - Stable media always survive. A completed plain write sits in the volatile cache and
+//!   becomes stable only when a flush *issued after it completed* finishes.
+//! - PREFLUSH on a write: every write completed before that write was issued is made stable
+//!   before the write's own data lands. FUA: that one write is stable when it completes.
+//! - At a crash any subset of cached writes may survive; in-flight writes may be absent,
+//!   present or torn at sector granularity. Without a volatile cache, writes complete to
+//!   stable media and flushes are elided (as the block layer does).
+
+use crate::scenario::DeviceBug;
+use crate::units::{Ns, NS_PER_SEC};
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+
+pub const SECTOR: usize = 512;
+pub type Sector = [u8; SECTOR];
+/// Sparse sector store: only written sectors cost memory.
+pub type SectorMap = BTreeMap<u64, Sector>;
+
+/// Physical parameters of a device class (see `profile.rs` for the sources).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeviceProfile {
+    pub name: &'static str,
+    pub volatile_cache: bool,
+    /// Requests the device works on at once; more than one lets completions reorder.
+    pub queue_depth: u32,
+    /// Fixed cost of every command (controller, protocol, network round trip).
+    pub cmd_ns: Ns,
+    /// Host-to-cache transfer rate.
+    pub bus_bytes_per_sec: u64,
+    /// Cache-to-media (or write-through) transfer rate.
+    pub media_bytes_per_sec: u64,
+    /// Rotating media: average seek and half a rotation; zero for flash.
+    pub seek_ns: Ns,
+    pub half_rotation_ns: Ns,
+    /// Flash program latency paid by write-through (FUA or no cache) writes.
+    pub program_ns: Ns,
+    /// Fixed cost of a cache flush, plus per cached extent to drain.
+    pub flush_base_ns: Ns,
+    pub flush_per_extent_ns: Ns,
+    /// Minimum spacing between request starts (provider IOPS cap); zero for none.
+    pub min_interval_ns: Ns,
+    /// Full-stripe size of a parity array; smaller writes pay a read-modify-write.
+    pub stripe_bytes: u64,
+    pub capacity_sectors: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum IoKind {
+    Write { preflush: bool, fua: bool },
+    Flush,
+}
+
+/// One request from submission to completion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoReq {
+    pub id: u64,
+    pub kind: IoKind,
+    pub sector: u64,
+    pub data: Vec<u8>,
+    pub submit_ns: Ns,
+    pub done_ns: Ns,
+    /// Completion sequence at issue: a flush covers cached writes below this mark.
+    pub flush_mark: u64,
+    /// Opaque to the device: what the simulator issued it for.
+    pub tag: u64,
+}
+
+/// A completed write that has not reached stable media.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachedWrite {
+    pub cseq: u64,
+    pub req_id: u64,
+    pub sector: u64,
+    pub data: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DeviceStats {
+    pub writes: u64,
+    pub write_bytes: u64,
+    pub flushes: u64,
+    pub flushes_elided: u64,
+    pub fua_writes: u64,
+    pub preflush_writes: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Device {
+    pub profile: DeviceProfile,
+    bug: DeviceBug,
+    stable: SectorMap,
+    cache: VecDeque<CachedWrite>,
+    inflight: Vec<IoReq>,
+    channels: Vec<Ns>,
+    last_start_ns: Ns,
+    head_sector: u64,
+    next_id: u64,
+    next_cseq: u64,
+    cached_bytes: u64,
+    pub stats: DeviceStats,
+}
+
+impl Device {
+    pub fn new(profile: DeviceProfile, bug: DeviceBug) -> Device {
+        let qd = profile.queue_depth.max(1) as usize;
+        Device {
+            profile,
+            bug,
+            stable: SectorMap::new(),
+            cache: VecDeque::new(),
+            inflight: Vec::new(),
+            channels: vec![0; qd],
+            last_start_ns: 0,
+            head_sector: 0,
+            next_id: 1,
+            next_cseq: 0,
+            cached_bytes: 0,
+            stats: DeviceStats::default(),
+        }
+    }
+
+    /// Submits a write (data length a multiple of 512) and returns (id, completion time).
+    pub fn submit_write(&mut self, now: Ns, sector: u64, data: Vec<u8>, preflush: bool, fua: bool, tag: u64) -> (u64, Ns) {
+        debug_assert!(data.len() % SECTOR == 0 && !data.is_empty());
+        // Without a volatile cache the block layer strips PREFLUSH and FUA.
+        let (preflush, fua) = if self.profile.volatile_cache { (preflush, fua) } else { (false, false) };
+        self.stats.writes += 1;
+        self.stats.write_bytes += data.len() as u64;
+        self.stats.fua_writes += fua as u64;
+        self.stats.preflush_writes += preflush as u64;
+        self.stats.flushes += preflush as u64;
+        let mut cost = self.profile.cmd_ns + transfer_ns(data.len() as u64, self.profile.bus_bytes_per_sec);
+        if preflush {
+            cost += self.flush_cost();
+        }
+        if fua || !self.profile.volatile_cache {
+            cost += self.media_write_ns(sector, data.len() as u64);
+        }
+        self.enqueue(now, IoKind::Write { preflush, fua }, sector, data, cost, tag)
+    }
+
+    /// Submits an explicit cache flush. Elided (completes at once) without a volatile cache.
+    pub fn submit_flush(&mut self, now: Ns, tag: u64) -> (u64, Ns) {
+        if !self.profile.volatile_cache {
+            self.stats.flushes_elided += 1;
+            let id = self.next_id;
+            self.next_id += 1;
+            let req = IoReq { id, kind: IoKind::Flush, sector: 0, data: Vec::new(), submit_ns: now, done_ns: now, flush_mark: self.next_cseq, tag };
+            self.inflight.push(req);
+            return (id, now);
+        }
+        self.stats.flushes += 1;
+        let cost = self.profile.cmd_ns + self.flush_cost();
+        self.enqueue(now, IoKind::Flush, 0, Vec::new(), cost, tag)
+    }
+
+    fn enqueue(&mut self, now: Ns, kind: IoKind, sector: u64, data: Vec<u8>, cost: Ns, tag: u64) -> (u64, Ns) {
+        let (slot, free_at) = self
+            .channels
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(i, t)| (t, i))
+            .expect("queue_depth >= 1");
+        let mut start = now.max(free_at);
+        if self.profile.min_interval_ns > 0 {
+            start = start.max(self.last_start_ns + self.profile.min_interval_ns);
+        }
+        self.last_start_ns = start;
+        let done = start + cost.max(1);
+        self.channels[slot] = done;
+        let id = self.next_id;
+        self.next_id += 1;
+        let req = IoReq { id, kind, sector, data, submit_ns: now, done_ns: done, flush_mark: self.next_cseq, tag };
+        self.inflight.push(req);
+        (id, done)
+    }
+
+    fn flush_cost(&self) -> Ns {
+        if self.cache.is_empty() {
+            return self.profile.flush_base_ns;
+        }
+        self.profile.flush_base_ns
+            + self.cache.len() as u64 * self.profile.flush_per_extent_ns
+            + transfer_ns(self.cached_bytes, self.profile.media_bytes_per_sec)
+    }
+
+    fn media_write_ns(&mut self, sector: u64, bytes: u64) -> Ns {
+        let p = &self.profile;
+        let mut ns = transfer_ns(bytes, p.media_bytes_per_sec) + p.program_ns;
+        if p.seek_ns > 0 && sector != self.head_sector {
+            // Seek time grows with the square root of the distance (short-stroke vs full).
+            let dist = sector.abs_diff(self.head_sector).min(p.capacity_sectors.max(1));
+            let frac_milli = isqrt(dist * 1_000_000 / p.capacity_sectors.max(1));
+            ns += p.seek_ns * frac_milli / 1000 + p.half_rotation_ns;
+        }
+        if p.stripe_bytes > 0 && bytes % p.stripe_bytes != 0 {
+            // Partial-stripe write: read old data and parity, then write both (one more rotation).
+            ns += 2 * p.half_rotation_ns + transfer_ns(bytes, p.media_bytes_per_sec);
+        }
+        self.head_sector = sector + bytes / SECTOR as u64;
+        ns
+    }
+
+    /// Completes request `id`, applying the durability rules; returns the request.
+    pub fn complete(&mut self, id: u64) -> IoReq {
+        let pos = self.inflight.iter().position(|r| r.id == id).expect("completing an in-flight request");
+        let req = self.inflight.swap_remove(pos);
+        match req.kind {
+            IoKind::Flush => self.flush_through(req.flush_mark),
+            IoKind::Write { preflush, fua } => {
+                if preflush {
+                    self.flush_through(req.flush_mark);
+                }
+                let stable = !self.profile.volatile_cache || (fua && self.bug != DeviceBug::FuaIgnored);
+                if stable {
+                    write_sectors(&mut self.stable, req.sector, &req.data);
+                } else {
+                    self.cached_bytes += req.data.len() as u64;
+                    self.cache.push_back(CachedWrite { cseq: self.next_cseq, req_id: req.id, sector: req.sector, data: req.data.clone() });
+                    self.next_cseq += 1;
+                }
+            }
+        }
+        req
+    }
+
+    /// Makes every cached write with a completion sequence below `mark` stable.
+    fn flush_through(&mut self, mark: u64) {
+        if self.bug == DeviceBug::FlushIgnored {
+            return;
+        }
+        while let Some(w) = self.cache.front() {
+            if w.cseq >= mark {
+                break;
+            }
+            let w = self.cache.pop_front().expect("front exists");
+            self.cached_bytes -= w.data.len() as u64;
+            write_sectors(&mut self.stable, w.sector, &w.data);
+        }
+    }
+
+    /// Reads from what the host would see now (cache over stable), for the simulator itself.
+    pub fn stable(&self) -> &SectorMap {
+        &self.stable
+    }
+    pub fn cached(&self) -> &VecDeque<CachedWrite> {
+        &self.cache
+    }
+    pub fn inflight(&self) -> &[IoReq] {
+        &self.inflight
+    }
+    pub fn cached_bytes(&self) -> u64 {
+        self.cached_bytes
+    }
+    pub fn queue_len(&self) -> usize {
+        self.inflight.len()
+    }
+    /// Completion sequence the next cached write will get.
+    pub fn next_cseq(&self) -> u64 {
+        self.next_cseq
+    }
+}
+
+pub fn write_sectors(map: &mut SectorMap, sector: u64, data: &[u8]) {
+    for (i, chunk) in data.chunks(SECTOR).enumerate() {
+        let mut s = [0u8; SECTOR];
+        s[..chunk.len()].copy_from_slice(chunk);
+        map.insert(sector + i as u64, s);
+    }
+}
+
+fn transfer_ns(bytes: u64, rate: u64) -> Ns {
+    if rate == 0 {
+        return 0;
+    }
+    (bytes as u128 * NS_PER_SEC as u128 / rate as u128) as Ns
+}
+
+fn isqrt(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let mut x = n;
+    let mut y = (x + 1) / 2;
+    while y < x {
+        x = y;
+        y = (x + n / x) / 2;
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::profile;
+    use crate::scenario::DeviceClass;
+
+    fn dev(class: DeviceClass) -> Device {
+        Device::new(profile(class), DeviceBug::None)
+    }
+    fn block(byte: u8) -> Vec<u8> {
+        vec![byte; SECTOR]
+    }
+
+    #[test]
+    fn plain_write_completes_into_cache_not_media() {
+        let mut d = dev(DeviceClass::Nvme);
+        let (id, _) = d.submit_write(0, 10, block(1), false, false, 0);
+        d.complete(id);
+        assert!(d.stable().get(&10).is_none());
+        assert_eq!(d.cached().len(), 1);
+    }
+
+    #[test]
+    fn fua_write_is_stable_at_completion_and_orders_nothing_else() {
+        let mut d = dev(DeviceClass::Nvme);
+        let (a, _) = d.submit_write(0, 1, block(1), false, false, 0);
+        d.complete(a);
+        let (b, _) = d.submit_write(0, 2, block(2), false, true, 0);
+        d.complete(b);
+        assert_eq!(d.stable()[&2][0], 2);
+        assert!(d.stable().get(&1).is_none(), "FUA must not flush earlier cached writes");
+    }
+
+    #[test]
+    fn preflush_covers_only_writes_completed_before_issue() {
+        let mut d = dev(DeviceClass::Nvme);
+        let (a, _) = d.submit_write(0, 1, block(1), false, false, 0);
+        d.complete(a);
+        let (b, _) = d.submit_write(0, 2, block(2), false, false, 0); // in flight at issue
+        let (f, _) = d.submit_write(0, 3, block(3), true, false, 0);
+        d.complete(b); // completes after the PREFLUSH was issued
+        d.complete(f);
+        assert!(d.stable().contains_key(&1), "completed before issue: made stable");
+        assert!(!d.stable().contains_key(&2), "completed after issue: not covered");
+        assert!(!d.stable().contains_key(&3), "PREFLUSH without FUA leaves the write cached");
+    }
+
+    #[test]
+    fn explicit_flush_makes_earlier_completions_stable() {
+        let mut d = dev(DeviceClass::Hdd);
+        let (a, _) = d.submit_write(0, 7, block(7), false, false, 0);
+        d.complete(a);
+        let (f, _) = d.submit_flush(0, 0);
+        d.complete(f);
+        assert_eq!(d.stable()[&7][0], 7);
+        assert!(d.cached().is_empty());
+    }
+
+    #[test]
+    fn no_volatile_cache_elides_flushes_and_writes_are_stable() {
+        let mut d = dev(DeviceClass::EnterpriseSsd);
+        let (a, _) = d.submit_write(0, 4, block(4), true, true, 0);
+        d.complete(a);
+        let (f, t) = d.submit_flush(100, 0);
+        assert_eq!(t, 100);
+        d.complete(f);
+        assert_eq!(d.stats.flushes, 0);
+        assert_eq!(d.stats.flushes_elided, 1);
+        assert_eq!(d.stats.fua_writes, 0);
+        assert!(d.stable().contains_key(&4));
+    }
+
+    #[test]
+    fn broken_fua_rule_leaves_data_in_cache() {
+        let mut d = Device::new(profile(DeviceClass::Nvme), DeviceBug::FuaIgnored);
+        let (a, _) = d.submit_write(0, 5, block(5), false, true, 0);
+        d.complete(a);
+        assert!(d.stable().get(&5).is_none());
+    }
+
+    #[test]
+    fn deep_queues_complete_out_of_order_and_hdd_in_order() {
+        let mut d = dev(DeviceClass::NvmeX4);
+        let (_, big) = d.submit_write(0, 0, vec![0; 256 << 10], false, false, 0);
+        let (_, small) = d.submit_write(0, 1000, block(1), false, false, 0);
+        assert!(small < big, "a small write behind a large one may finish first");
+        let mut h = dev(DeviceClass::Hdd);
+        let (_, t1) = h.submit_write(0, 0, vec![0; 256 << 10], false, false, 0);
+        let (_, t2) = h.submit_write(0, 1000, block(1), false, false, 0);
+        assert!(t2 > t1);
+    }
+
+    #[test]
+    fn flush_cost_grows_with_dirty_cache() {
+        let mut d = dev(DeviceClass::Hdd);
+        let (_, empty) = d.submit_flush(0, 0);
+        let mut d2 = dev(DeviceClass::Hdd);
+        for i in 0..64 {
+            let (id, _) = d2.submit_write(0, i * 1000, vec![0; 4096], false, false, 0);
+            d2.complete(id);
+        }
+        let (_, t) = d2.submit_flush(0, 0);
+        let busy = d2.inflight().iter().map(|r| r.submit_ns).max().unwrap();
+        assert!(t - busy > empty * 2, "draining 64 extents costs more than an empty flush");
+    }
+}

@@ -1,0 +1,224 @@
+//! Grant heads, tickets and reservations: `xlog_calc_unit_res`, `xlog_space_left`, tail-push targets.
+
+use crate::scenario::{Geometry, UnitResRoundoff};
+use crate::units::{btobb, next_cycle, Lsn, BBSIZE};
+use serde::Serialize;
+
+/// `sizeof(struct xlog_op_header)`
+pub const OP_HDR: u32 = 12;
+/// `sizeof(struct xfs_trans_header)`
+pub const TRANS_HDR: u32 = 16;
+
+/// `xlog_calc_unit_res` (5.15): the caller's bytes plus every header and roundoff it may cost.
+/// `X1` reproduces the v1 series bug that lost the factor two on the roundoff.
+pub fn xlog_calc_unit_res(geo: &Geometry, unit_bytes: u32, roundoff: UnitResRoundoff) -> u32 {
+    let mut unit = unit_bytes;
+    unit += OP_HDR + TRANS_HDR; // transaction header
+    unit += OP_HDR; // start record
+    let iclog_space = geo.ic_capacity;
+    let mut num_headers = unit.div_ceil(iclog_space);
+    unit += OP_HDR * num_headers; // one op header per split region
+    while num_headers == 0 || unit.div_ceil(iclog_space) > num_headers {
+        unit += OP_HDR;
+        num_headers += 1;
+    }
+    unit += geo.iclog_hsize * num_headers; // record headers
+    unit += geo.iclog_hsize; // commit record's header; padding subsumes its op header
+    unit += match roundoff {
+        UnitResRoundoff::X2 => 2 * geo.roundoff,
+        UnitResRoundoff::X1 => geo.roundoff,
+    };
+    unit
+}
+
+/// A grant head value: `(cycle << 32) | bytes`, bytes being a byte offset in the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GrantHead {
+    pub cycle: u32,
+    pub bytes: u32,
+}
+
+impl GrantHead {
+    pub const START: GrantHead = GrantHead { cycle: 1, bytes: 0 };
+
+    /// `xlog_grant_add_space`
+    pub fn add(&mut self, log_bytes: u32, bytes: u32) {
+        let tmp = log_bytes - self.bytes;
+        if tmp > bytes {
+            self.bytes += bytes;
+        } else {
+            self.bytes = bytes - tmp;
+            self.cycle = next_cycle(self.cycle);
+        }
+    }
+
+    /// `xlog_grant_sub_space`
+    pub fn sub(&mut self, log_bytes: u32, bytes: u32) {
+        if self.bytes >= bytes {
+            self.bytes -= bytes;
+        } else {
+            self.bytes = log_bytes - (bytes - self.bytes);
+            self.cycle -= 1;
+        }
+    }
+}
+
+/// `xlog_space_left`: free bytes between a grant head and the tail.
+pub fn xlog_space_left(log_bytes: u32, head: GrantHead, tail: Lsn) -> u32 {
+    let tail_bytes = tail.block() * BBSIZE;
+    let tail_cycle = tail.cycle();
+    if tail_cycle == head.cycle && head.bytes >= tail_bytes {
+        log_bytes - (head.bytes - tail_bytes)
+    } else if tail_cycle + 1 < head.cycle {
+        0
+    } else if tail_cycle < head.cycle {
+        tail_bytes - head.bytes
+    } else {
+        // "xlog_space_left: head behind tail": the kernel asserts; report the whole log.
+        log_bytes
+    }
+}
+
+/// `xlog_grant_push_threshold`: the AIL target that keeps 25% (and 256 blocks) free,
+/// clamped to the last synced LSN. `None` when no push is needed.
+///
+/// ```text
+///  block 0                         log_bb
+///  |----tail====live====head------|      target = tail + threshold, wrapping:
+///  |==head---------------tail=====|      past log_bb -> block - log_bb, cycle + 1
+/// ```
+pub fn xlog_grant_push_threshold(
+    geo: &Geometry,
+    reserve_head: GrantHead,
+    tail: Lsn,
+    last_sync: Lsn,
+    need_bytes: u32,
+) -> Option<Lsn> {
+    let free_blocks = xlog_space_left(geo.log_bytes, reserve_head, tail) / BBSIZE;
+    let threshold = (btobb(need_bytes as u64) as u32).max(geo.log_bb / 4).max(256);
+    if free_blocks >= threshold {
+        return None;
+    }
+    let mut cycle = tail.cycle();
+    let mut block = tail.block() + threshold;
+    if block >= geo.log_bb {
+        block -= geo.log_bb;
+        cycle = next_cycle(cycle);
+    }
+    let target = Lsn::new(cycle, block);
+    Some(target.min(last_sync))
+}
+
+/// `XLOG_TIC_PERM_RESERV`
+pub const XLOG_TIC_PERM_RESERV: u32 = 0x1;
+
+/// `struct xlog_ticket`: what a transaction (or the CIL context) may still write.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Ticket {
+    pub tid: u32,
+    pub unit_res: i64,
+    pub curr_res: i64,
+    pub cnt: u32,
+    pub ocnt: u32,
+    pub flags: u32,
+}
+
+impl Ticket {
+    /// `xlog_ticket_alloc`
+    pub fn new(tid: u32, unit_res: u32, cnt: u32, permanent: bool) -> Ticket {
+        Ticket {
+            tid,
+            unit_res: unit_res as i64,
+            curr_res: unit_res as i64,
+            cnt,
+            ocnt: cnt,
+            flags: if permanent { XLOG_TIC_PERM_RESERV } else { 0 },
+        }
+    }
+
+    pub fn permanent(&self) -> bool {
+        self.flags & XLOG_TIC_PERM_RESERV != 0
+    }
+
+    /// `xlog_ticket_reservation` on the reserve head.
+    pub fn reserve_need(&self) -> u32 {
+        if self.permanent() {
+            (self.unit_res * self.cnt as i64) as u32
+        } else {
+            self.unit_res as u32
+        }
+    }
+
+    /// `xfs_log_ticket_ungrant`: bytes to give back to both heads.
+    pub fn ungrant_bytes(&mut self) -> u32 {
+        if self.cnt > 0 {
+            self.cnt -= 1;
+        }
+        let mut bytes = self.curr_res.max(0);
+        if self.cnt > 0 {
+            bytes += self.unit_res * self.cnt as i64;
+        }
+        bytes as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Scenario, Size};
+
+    fn geo(iclog_kib: u64, lsu: u64) -> Geometry {
+        let mut s = Scenario::default();
+        s.iclog_size = Size(iclog_kib << 10);
+        s.lsu = Size(lsu);
+        s.tx_logres = 1024;
+        s.validate().unwrap()
+    }
+
+    #[test]
+    fn cil_ticket_is_2100_bytes_on_32k_iclogs() {
+        // Facts sheet §3.3 worked example: 40 -> 52 -> +512 -> +512 -> +1024.
+        assert_eq!(xlog_calc_unit_res(&geo(32, 0), 0, UnitResRoundoff::X2), 2100);
+    }
+
+    #[test]
+    fn one_x_bug_loses_one_roundoff() {
+        let g = geo(256, 256 << 10);
+        let two = xlog_calc_unit_res(&g, 100_000, UnitResRoundoff::X2);
+        let one = xlog_calc_unit_res(&g, 100_000, UnitResRoundoff::X1);
+        assert_eq!(two - one, 256 << 10);
+    }
+
+    #[test]
+    fn unit_res_counts_split_headers() {
+        // tr_write 109,048 on 32 KiB iclogs: 4 headers of 512 plus 4 op headers.
+        let g = geo(32, 0);
+        let u = xlog_calc_unit_res(&g, 109_048, UnitResRoundoff::X2);
+        assert_eq!(u, 109_048 + 40 + 4 * 12 + 4 * 512 + 512 + 1024);
+    }
+
+    #[test]
+    fn grant_head_wraps_and_space_left_follows() {
+        let mut h = GrantHead::START;
+        h.add(1000, 900);
+        assert_eq!(h, GrantHead { cycle: 1, bytes: 900 });
+        h.add(1000, 200);
+        assert_eq!(h, GrantHead { cycle: 2, bytes: 100 });
+        h.sub(1000, 200);
+        assert_eq!(h, GrantHead { cycle: 1, bytes: 900 });
+        // tail at block 1 (512 bytes) cycle 1, head at 900 cycle 1: 1000 - 388 free.
+        assert_eq!(xlog_space_left(1000, h, Lsn::new(1, 1)), 612);
+        h.add(1000, 200);
+        assert_eq!(xlog_space_left(1000, h, Lsn::new(1, 1)), 412);
+        assert_eq!(xlog_space_left(1000, GrantHead { cycle: 3, bytes: 0 }, Lsn::new(1, 1)), 0);
+    }
+
+    #[test]
+    fn push_threshold_clamps_to_last_sync() {
+        let g = geo(32, 0);
+        let full = GrantHead { cycle: 1, bytes: g.log_bytes - 4096 };
+        let t = xlog_grant_push_threshold(&g, full, Lsn::new(1, 0), Lsn::new(1, 100), 0);
+        assert_eq!(t, Some(Lsn::new(1, 100)));
+        assert_eq!(xlog_grant_push_threshold(&g, GrantHead::START, Lsn::new(1, 0), Lsn::new(1, 0), 0), None);
+    }
+}

@@ -1,0 +1,29 @@
+//! xlog: a deterministic model of the XFS journal. The UI and the CLI see only this facade.
+
+mod ail;
+mod device;
+mod format;
+mod grant;
+mod iclog;
+mod log;
+mod metrics;
+mod presets;
+mod profile;
+mod scenario;
+mod sim;
+mod trace;
+mod units;
+
+pub use device::{DeviceProfile, DeviceStats};
+pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
+pub use iclog::{icl_flags_str, IclogState};
+pub use metrics::Metrics;
+pub use presets::{find as find_preset, Preset, DEFAULT_PRESET, PRESETS};
+pub use profile::profile;
+pub use scenario::{
+    CommitOrdering, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, Geometry, RsumCache, Scenario,
+    ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
+};
+pub use sim::{CheckpointRecord, History, IclogView, Sim, View, WriterState};
+pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
+pub use units::{format_duration, format_size, parse_duration, parse_size, Lsn, Ns, NS_PER_MS, NS_PER_SEC, NS_PER_US};

@@ -1,0 +1,79 @@
+//! Counters a run accumulates, and the metrics report computed from them.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+#[derive(Clone, Debug)]
+pub struct Counters {
+    pub transactions: u64,
+    pub latency_ns: Histogram<u64>,
+    pub grant_head_waits: u64,
+    pub iclog_writes: u64,
+    pub log_blocks: u64,
+    pub noiclog_events: u64,
+    pub log_forces: u64,
+    pub log_force_sleeps: u64,
+    pub bytes_logged: u64,
+    pub ail_pushes: u64,
+    pub metadata_writebacks: u64,
+    pub reservation_overruns: u64,
+    pub checkpoints: u64,
+    pub commit_records: u64,
+    pub events: u64,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            transactions: 0,
+            latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            grant_head_waits: 0,
+            iclog_writes: 0,
+            log_blocks: 0,
+            noiclog_events: 0,
+            log_forces: 0,
+            log_force_sleeps: 0,
+            bytes_logged: 0,
+            ail_pushes: 0,
+            metadata_writebacks: 0,
+            reservation_overruns: 0,
+            checkpoints: 0,
+            commit_records: 0,
+            events: 0,
+        }
+    }
+}
+
+/// The report of one run; keys are snake_case with units last (the CLI's JSON keys).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Metrics {
+    pub sim_seconds: f64,
+    pub transactions: u64,
+    pub tx_per_sec: f64,
+    pub latency_ms_p50: f64,
+    pub latency_ms_p99: f64,
+    pub latency_ms_p995: f64,
+    pub bandwidth_mb_s: f64,
+    pub grant_head_waits: u64,
+    pub checkpoints: u64,
+    pub commit_records: u64,
+    pub iclog_writes: u64,
+    pub log_blocks: u64,
+    pub noiclog_events: u64,
+    pub log_forces: u64,
+    pub cache_flushes: u64,
+    pub cache_flushes_elided: u64,
+    pub fua_writes: u64,
+    pub device_writes: u64,
+    pub bytes_logged: u64,
+    pub ail_pushes: u64,
+    pub metadata_writebacks: u64,
+    pub reservation_overruns: u64,
+    pub hung: bool,
+    pub events: u64,
+    pub trace_hash: String,
+}
+
+pub fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}

@@ -1,0 +1,105 @@
+//! Device profiles from physical parameters (never fitted to the seeds' results).
+
+use crate::device::DeviceProfile;
+use crate::scenario::DeviceClass;
+use crate::units::{NS_PER_MS, NS_PER_US};
+
+const MB: u64 = 1_000_000;
+/// 8 TB of 512-byte sectors: the seek model's full stroke.
+const DISK_SECTORS: u64 = 8_000_000_000_000 / 512;
+
+pub fn profile(class: DeviceClass) -> DeviceProfile {
+    let hdd = DeviceProfile {
+        name: "hdd",
+        volatile_cache: true,
+        queue_depth: 1,         // one actuator: requests complete in order
+        cmd_ns: 50 * NS_PER_US, // SATA command + cache write
+        bus_bytes_per_sec: 550 * MB,
+        media_bytes_per_sec: 200 * MB, // outer-track sustained rate of a 7200 rpm disk
+        seek_ns: 8 * NS_PER_MS + 500 * NS_PER_US, // 8.5 ms average seek (datasheet class)
+        half_rotation_ns: 4_170 * NS_PER_US,      // 7200 rpm: 8.33 ms per turn, 4.17 ms half
+        program_ns: 0,
+        flush_base_ns: 200 * NS_PER_US,
+        flush_per_extent_ns: 4_170 * NS_PER_US + 2 * NS_PER_MS, // half rotation + short seek each
+        min_interval_ns: 0,
+        stripe_bytes: 0,
+        capacity_sectors: DISK_SECTORS,
+    };
+    let nvme = DeviceProfile {
+        name: "nvme",
+        volatile_cache: true,
+        queue_depth: 32,
+        // 60k random-write IOPS at queue depth 1 class: ~16 us per 4 KiB write into DRAM cache.
+        cmd_ns: 14 * NS_PER_US,
+        bus_bytes_per_sec: 3_000 * MB, // PCIe 3.0 x4
+        media_bytes_per_sec: 1_500 * MB, // TLC NAND sustained program rate across dies
+        seek_ns: 0,
+        half_rotation_ns: 0,
+        program_ns: 250 * NS_PER_US, // TLC page program for write-through (FUA)
+        flush_base_ns: 300 * NS_PER_US, // flush: drain cache + FTL metadata commit
+        flush_per_extent_ns: 2 * NS_PER_US,
+        min_interval_ns: 0,
+        stripe_bytes: 0,
+        capacity_sectors: DISK_SECTORS / 8,
+    };
+    match class {
+        DeviceClass::Hdd => hdd,
+        DeviceClass::HddX4 => DeviceProfile {
+            name: "hdd-x4",
+            queue_depth: 4, // four spindles work in parallel
+            bus_bytes_per_sec: 4 * hdd.bus_bytes_per_sec,
+            media_bytes_per_sec: 4 * hdd.media_bytes_per_sec,
+            capacity_sectors: 4 * DISK_SECTORS,
+            ..hdd
+        },
+        DeviceClass::Nvme => nvme,
+        DeviceClass::NvmeX4 => DeviceProfile {
+            name: "nvme-x4",
+            queue_depth: 128,
+            bus_bytes_per_sec: 4 * nvme.bus_bytes_per_sec,
+            media_bytes_per_sec: 4 * nvme.media_bytes_per_sec,
+            // A flush must drain all four members: the slowest member sets the pace.
+            flush_base_ns: nvme.flush_base_ns + 50 * NS_PER_US,
+            ..nvme
+        },
+        DeviceClass::SataSsd => DeviceProfile {
+            name: "sata-ssd",
+            queue_depth: 32,          // NCQ
+            cmd_ns: 60 * NS_PER_US,   // AHCI + SATA link
+            bus_bytes_per_sec: 550 * MB, // SATA 6 Gb/s
+            media_bytes_per_sec: 450 * MB,
+            program_ns: 500 * NS_PER_US,  // consumer TLC/QLC program
+            flush_base_ns: 2 * NS_PER_MS, // non-queued FLUSH CACHE drains NCQ and commits the FTL
+            ..nvme
+        },
+        DeviceClass::EnterpriseSsd => DeviceProfile {
+            name: "enterprise-ssd",
+            volatile_cache: false, // power-loss protected cache counts as stable
+            cmd_ns: 20 * NS_PER_US,
+            program_ns: 0, // the protected DRAM cache absorbs writes
+            ..nvme
+        },
+        DeviceClass::IscsiCloud => DeviceProfile {
+            name: "iscsi-cloud",
+            queue_depth: 32,
+            cmd_ns: 500 * NS_PER_US, // a network round trip per request
+            bus_bytes_per_sec: 125 * MB, // provider throughput cap (1 Gb/s class)
+            media_bytes_per_sec: 125 * MB,
+            program_ns: 500 * NS_PER_US, // write-through costs another replicated round trip
+            flush_base_ns: NS_PER_MS,
+            min_interval_ns: 333 * NS_PER_US, // provider cap: 3000 IOPS
+            ..nvme
+        },
+        DeviceClass::Raid6Old => DeviceProfile {
+            name: "raid6-old",
+            queue_depth: 6, // 8 disks, 6 data spindles
+            bus_bytes_per_sec: 400 * MB,
+            media_bytes_per_sec: 600 * MB,
+            seek_ns: 9 * NS_PER_MS, // 2010-era 7200 rpm members
+            flush_base_ns: 10 * NS_PER_MS, // controller flushes its cache to every member
+            stripe_bytes: 6 * 64 * 1024,  // 64 KiB chunks x 6 data disks
+            capacity_sectors: 6 * DISK_SECTORS / 4,
+            ..hdd
+        },
+    }
+}

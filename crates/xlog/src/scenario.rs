@@ -1,0 +1,406 @@
+//! What a run is: geometry, device, workload, policies and seed, with validation by field.
+
+use crate::units::{format_duration, format_size, parse_duration, parse_size, Ns, BBSIZE};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// Defines a string-valued switch with its allowed spellings (the CLI, URL and file names).
+macro_rules! switch {
+    ($(#[$m:meta])* $name:ident { $($var:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name { $($var),+ }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            pub const NAMES: &'static [&'static str] = &[$($s),+];
+            pub fn as_str(self) -> &'static str { match self { $($name::$var => $s),+ } }
+            pub fn parse(field: &str, s: &str) -> Result<Self, String> {
+                match s { $($s => Ok($name::$var),)+ _ => Err(format!(
+                    "{field}: '{s}' is not allowed (allowed: {})", Self::NAMES.join(", "))) }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+        }
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                $name::parse(stringify!($name), &s).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+switch!(
+    /// Device classes of SPEC.md §2.
+    DeviceClass { Hdd = "hdd", HddX4 = "hdd-x4", Nvme = "nvme", NvmeX4 = "nvme-x4", SataSsd = "sata-ssd",
+    EnterpriseSsd = "enterprise-ssd", IscsiCloud = "iscsi-cloud", Raid6Old = "raid6-old" }
+);
+switch!(
+    /// Which iclogs carry PREFLUSH/FUA (SPEC.md §4).
+    FlushPolicy { Legacy = "legacy", SeriesV1 = "series-v1", V514 = "v5.14", Upstream = "upstream" }
+);
+switch!(CommitOrdering { None = "none", SeriesV1 = "series-v1", V514Rc1 = "v5.14-rc1", Fixed = "fixed" });
+switch!(Throttle { V57 = "v5.7", V59 = "v5.9", Fixed = "fixed" });
+switch!(UnitResRoundoff { X2 = "2x", X1 = "1x" });
+switch!(TailUpdate { Unflushed = "unflushed", Fixed = "fixed" });
+switch!(ForceFlush { None = "none", Fixed = "fixed" });
+switch!(StartRecordOrder { Unordered = "unordered", Ordered = "ordered" });
+switch!(ShadowRound { Off = "off", R512 = "512" });
+switch!(RsumCache { Off = "off", On = "on" });
+switch!(
+    /// Deliberately broken device rules, for showing that the oracle catches them.
+    DeviceBug { None = "none", FuaIgnored = "fua-ignored", FlushIgnored = "flush-ignored" }
+);
+switch!(
+    /// Writer loops of SPEC.md §9.
+    WorkloadKind { SyncAppend = "sync-append", FsmarkCreate = "fsmark-create", FsyncHeavy = "fsync-heavy" }
+);
+
+/// A byte count written as "64MiB" in files and URLs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Size(pub u64);
+/// A virtual duration written as "10s" in files and URLs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Duration(pub Ns);
+
+macro_rules! text_unit {
+    ($t:ident, $fmt:ident, $parse:ident) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&$fmt(self.0))
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                #[derive(Deserialize)]
+                #[serde(untagged)]
+                enum Raw {
+                    N(u64),
+                    S(String),
+                }
+                match Raw::deserialize(d)? {
+                    Raw::N(n) => Ok($t(n)),
+                    Raw::S(s) => $parse(stringify!($t), &s).map($t).map_err(serde::de::Error::custom),
+                }
+            }
+        }
+    };
+}
+text_unit!(Size, format_size, parse_size);
+text_unit!(Duration, format_duration, parse_duration);
+
+/// Everything that defines a run. Field names are the `--set` keys, file keys and URL keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Scenario {
+    pub seed: u64,
+    pub duration: Duration,
+    pub writers: u32,
+    pub workload: WorkloadKind,
+    pub device: DeviceClass,
+    pub external_log: bool,
+    pub fs_size: Size,
+    pub log_size: Size,
+    pub iclog_count: u32,
+    pub iclog_size: Size,
+    /// Log stripe unit in bytes; 0 means none (roundoff 512).
+    pub lsu: Size,
+    pub flush: FlushPolicy,
+    pub commit_ordering: CommitOrdering,
+    pub throttle: Throttle,
+    pub unit_res_roundoff: UnitResRoundoff,
+    pub tail_update: TailUpdate,
+    pub force_flush: ForceFlush,
+    pub start_record_order: StartRecordOrder,
+    pub shadow_round: ShadowRound,
+    pub rsum_cache: RsumCache,
+    pub device_bug: DeviceBug,
+    /// Transaction reservation (`tr_logres`) each writer asks for.
+    pub tx_logres: u32,
+    /// `tr_logcount`: how many rolls the permanent ticket pre-reserves.
+    pub tx_logcount: u32,
+    /// Buffers each transaction dirties, and the 128-byte chunks dirtied in each.
+    pub tx_items: u32,
+    pub tx_chunks: u32,
+    /// Whether each transaction is followed by an fsync (a log force to its commit LSN).
+    pub fsync: bool,
+    /// CPU time a writer spends between transactions.
+    pub think: Duration,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            seed: 1,
+            duration: Duration(2 * crate::units::NS_PER_SEC),
+            writers: 16,
+            workload: WorkloadKind::FsyncHeavy,
+            device: DeviceClass::Nvme,
+            external_log: false,
+            fs_size: Size(220 << 30),
+            log_size: Size(64 << 20),
+            iclog_count: 8,
+            iclog_size: Size(32 << 10),
+            lsu: Size(0),
+            flush: FlushPolicy::Legacy,
+            commit_ordering: CommitOrdering::Fixed,
+            throttle: Throttle::Fixed,
+            unit_res_roundoff: UnitResRoundoff::X2,
+            tail_update: TailUpdate::Fixed,
+            force_flush: ForceFlush::Fixed,
+            start_record_order: StartRecordOrder::Ordered,
+            shadow_round: ShadowRound::R512,
+            rsum_cache: RsumCache::On,
+            device_bug: DeviceBug::None,
+            tx_logres: 109_048,
+            tx_logcount: 4,
+            tx_items: 2,
+            tx_chunks: 2,
+            fsync: true,
+            think: Duration(20 * crate::units::NS_PER_US),
+        }
+    }
+}
+
+/// Every `--set` key, in the order `loglab` documents them.
+pub const SET_KEYS: &[&str] = &[
+    "seed", "duration", "writers", "workload", "device", "external_log", "fs_size", "log_size",
+    "iclog_count", "iclog_size", "lsu", "flush", "commit_ordering", "throttle", "unit_res_roundoff",
+    "tail_update", "force_flush", "start_record_order", "shadow_round", "rsum_cache", "device_bug",
+    "tx_logres", "tx_logcount", "tx_items", "tx_chunks", "fsync", "think",
+];
+
+fn parse_u64(field: &str, v: &str) -> Result<u64, String> {
+    v.trim()
+        .parse()
+        .map_err(|_| format!("{field}: '{v}' is not a whole number"))
+}
+
+fn parse_u32(field: &str, v: &str) -> Result<u32, String> {
+    let n = parse_u64(field, v)?;
+    u32::try_from(n).map_err(|_| format!("{field}: {v} is too large (at most {})", u32::MAX))
+}
+
+fn parse_bool(field: &str, v: &str) -> Result<bool, String> {
+    match v.trim() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("{field}: '{v}' is not a boolean (use 0 or 1)")),
+    }
+}
+
+impl Scenario {
+    /// Applies one `key=value` setting, naming the key in any error.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let v = value;
+        match key {
+            "seed" => self.seed = parse_u64(key, v)?,
+            "duration" => self.duration = Duration(parse_duration(key, v)?),
+            "writers" => self.writers = parse_u32(key, v)?,
+            "workload" => self.workload = WorkloadKind::parse(key, v)?,
+            "device" => self.device = DeviceClass::parse(key, v)?,
+            "external_log" => self.external_log = parse_bool(key, v)?,
+            "fs_size" => self.fs_size = Size(parse_size(key, v)?),
+            "log_size" => self.log_size = Size(parse_size(key, v)?),
+            "iclog_count" => self.iclog_count = parse_u32(key, v)?,
+            "iclog_size" => self.iclog_size = Size(parse_size(key, v)?),
+            "lsu" => self.lsu = Size(parse_size(key, v)?),
+            "flush" => self.flush = FlushPolicy::parse(key, v)?,
+            "commit_ordering" => self.commit_ordering = CommitOrdering::parse(key, v)?,
+            "throttle" => self.throttle = Throttle::parse(key, v)?,
+            "unit_res_roundoff" => self.unit_res_roundoff = UnitResRoundoff::parse(key, v)?,
+            "tail_update" => self.tail_update = TailUpdate::parse(key, v)?,
+            "force_flush" => self.force_flush = ForceFlush::parse(key, v)?,
+            "start_record_order" => self.start_record_order = StartRecordOrder::parse(key, v)?,
+            "shadow_round" => self.shadow_round = ShadowRound::parse(key, v)?,
+            "rsum_cache" => self.rsum_cache = RsumCache::parse(key, v)?,
+            "device_bug" => self.device_bug = DeviceBug::parse(key, v)?,
+            "tx_logres" => self.tx_logres = parse_u32(key, v)?,
+            "tx_logcount" => self.tx_logcount = parse_u32(key, v)?,
+            "tx_items" => self.tx_items = parse_u32(key, v)?,
+            "tx_chunks" => self.tx_chunks = parse_u32(key, v)?,
+            "fsync" => self.fsync = parse_bool(key, v)?,
+            "think" => self.think = Duration(parse_duration(key, v)?),
+            _ => {
+                return Err(format!(
+                    "unknown key '{key}' (allowed: {})",
+                    SET_KEYS.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every field and derives the log geometry; the error names field, value and range.
+    pub fn validate(&self) -> Result<Geometry, String> {
+        let range = |field: &str, v: u64, lo: u64, hi: u64| -> Result<(), String> {
+            if v < lo || v > hi {
+                Err(format!("{field}: {v} is out of range (allowed: {lo} to {hi})"))
+            } else {
+                Ok(())
+            }
+        };
+        let ic = self.iclog_size.0;
+        if !ic.is_power_of_two() || !(16 << 10..=256 << 10).contains(&ic) {
+            return Err(format!(
+                "iclog_size: {} is not allowed (allowed: a power of two from 16KiB to 256KiB)",
+                format_size(ic)
+            ));
+        }
+        range("iclog_count", self.iclog_count as u64, 2, 8)?;
+        let lsu = self.lsu.0;
+        if lsu > 256 << 10 {
+            return Err(format!("lsu: {} is out of range (allowed: 0 to 256KiB)", format_size(lsu)));
+        }
+        if lsu % BBSIZE as u64 != 0 {
+            return Err(format!("lsu: {lsu} is not a multiple of 512 bytes"));
+        }
+        if lsu > ic {
+            return Err(format!(
+                "iclog_size: {} is smaller than lsu {} (logbuf size must be greater than or equal to log stripe size)",
+                format_size(ic),
+                format_size(lsu)
+            ));
+        }
+        let log = self.log_size.0;
+        if log % 4096 != 0 {
+            return Err(format!("log_size: {log} is not a multiple of 4KiB"));
+        }
+        range("log_size", log, LOG_BYTES_MIN, LOG_BYTES_MAX)
+            .map_err(|e| format!("{e} bytes (2MiB to 2GiB-10MiB)"))?;
+        if self.fs_size.0 < 16 << 20 || self.fs_size.0 > 1 << 50 {
+            return Err(format!(
+                "fs_size: {} is out of range (allowed: 16MiB to 1PiB)",
+                format_size(self.fs_size.0)
+            ));
+        }
+        if !self.external_log && log * 4 > self.fs_size.0 {
+            return Err(format!(
+                "log_size: {} does not fit an internal log in fs_size {} (at most a quarter of it)",
+                format_size(log),
+                format_size(self.fs_size.0)
+            ));
+        }
+        range("writers", self.writers as u64, 1, 4096)?;
+        let d = self.duration.0;
+        if d == 0 || d > 3600 * crate::units::NS_PER_SEC {
+            return Err(format!("duration: {} is out of range (allowed: 1ns to 1h)", format_duration(d)));
+        }
+        range("tx_logres", self.tx_logres as u64, 1024, 4 << 20)?;
+        range("tx_logcount", self.tx_logcount as u64, 1, 16)?;
+        range("tx_items", self.tx_items as u64, 1, 64)?;
+        range("tx_chunks", self.tx_chunks as u64, 1, 32)?;
+        if self.think.0 > 10 * crate::units::NS_PER_SEC {
+            return Err(format!("think: {} is out of range (allowed: 0 to 10s)", format_duration(self.think.0)));
+        }
+        let geo = Geometry::new(self);
+        // The log must hold at least two maximal transactions (XFS_MIN_LOG_FACTOR).
+        let unit = crate::grant::xlog_calc_unit_res(&geo, self.tx_logres, self.unit_res_roundoff);
+        let need = unit as u64 * self.tx_logcount as u64 * 3;
+        if need > log {
+            return Err(format!(
+                "log_size: {} is smaller than the minimum {} for tx_logres {} x tx_logcount {} (3 maximal transactions)",
+                format_size(log),
+                need,
+                self.tx_logres,
+                self.tx_logcount
+            ));
+        }
+        Ok(geo)
+    }
+}
+
+/// The `-l size=` lower limit and `XFS_MAX_LOG_BYTES`.
+pub const LOG_BYTES_MIN: u64 = 2 << 20;
+pub const LOG_BYTES_MAX: u64 = (2 << 30) - (10 << 20);
+pub const XLOG_HEADER_CYCLE_SIZE: u32 = 32 << 10;
+
+/// Log geometry derived from a validated scenario (`xlog_alloc_log` values).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Geometry {
+    /// `l_logBBsize`
+    pub log_bb: u32,
+    /// `l_logsize`
+    pub log_bytes: u32,
+    /// `l_iclog_size`
+    pub iclog_size: u32,
+    pub iclog_count: u32,
+    /// `l_iclog_heads`, `l_iclog_hsize`
+    pub iclog_heads: u32,
+    pub iclog_hsize: u32,
+    /// `l_iclog_roundoff`
+    pub roundoff: u32,
+    /// `ic_size`: data capacity of one iclog.
+    pub ic_capacity: u32,
+}
+
+impl Geometry {
+    fn new(s: &Scenario) -> Geometry {
+        let iclog_size = s.iclog_size.0 as u32;
+        let heads = iclog_size.div_ceil(XLOG_HEADER_CYCLE_SIZE);
+        let hsize = heads << 9;
+        let roundoff = if s.lsu.0 > BBSIZE as u64 { s.lsu.0 as u32 } else { BBSIZE };
+        Geometry {
+            log_bb: (s.log_size.0 / BBSIZE as u64) as u32,
+            log_bytes: s.log_size.0 as u32,
+            iclog_size,
+            iclog_count: s.iclog_count,
+            iclog_heads: heads,
+            iclog_hsize: hsize,
+            roundoff,
+            ic_capacity: iclog_size - hsize,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid() {
+        let g = Scenario::default().validate().unwrap();
+        assert_eq!(g.iclog_hsize, 512);
+        assert_eq!(g.ic_capacity, 32 * 1024 - 512);
+    }
+
+    #[test]
+    fn bad_geometry_names_field_value_and_range() {
+        let mut s = Scenario::default();
+        s.iclog_size = Size(48 << 10);
+        let e = s.validate().unwrap_err();
+        assert!(e.contains("iclog_size") && e.contains("48KiB") && e.contains("16KiB to 256KiB"), "{e}");
+        let mut s = Scenario::default();
+        s.iclog_count = 9;
+        assert!(s.validate().unwrap_err().contains("iclog_count: 9 is out of range (allowed: 2 to 8)"));
+        let mut s = Scenario::default();
+        s.lsu = Size(512 << 10);
+        s.iclog_size = Size(256 << 10);
+        assert!(s.validate().unwrap_err().starts_with("lsu: 512KiB"));
+        let mut s = Scenario::default();
+        s.log_size = Size(1 << 20);
+        assert!(s.validate().unwrap_err().starts_with("log_size"));
+    }
+
+    #[test]
+    fn set_rejects_unknown_keys_and_values() {
+        let mut s = Scenario::default();
+        assert!(s.set("bogus", "1").unwrap_err().contains("unknown key 'bogus'"));
+        assert!(s.set("flush", "sometimes").unwrap_err().contains("legacy, series-v1, v5.14, upstream"));
+        s.set("log_size", "32MiB").unwrap();
+        assert_eq!(s.log_size, Size(32 << 20));
+    }
+
+    #[test]
+    fn header_size_per_32k() {
+        let mut s = Scenario::default();
+        for (kib, hsize) in [(32, 512), (64, 1024), (128, 2048), (256, 4096)] {
+            s.iclog_size = Size(kib << 10);
+            assert_eq!(s.validate().unwrap().iclog_hsize, hsize);
+        }
+    }
+}

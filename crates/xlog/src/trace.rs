@@ -1,0 +1,155 @@
+//! Typed trace events: what `Sim::step` reports, hashed for determinism checks.
+
+use crate::grant::GrantHead;
+use crate::iclog::IclogState;
+use crate::units::{Lsn, Ns};
+use serde::Serialize;
+use std::hash::{Hash, Hasher};
+
+/// A ticket as the `xfs_loggrant_class` tracepoints print it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct TicketView {
+    pub ocnt: u32,
+    pub cnt: u32,
+    pub curr_res: i64,
+    pub unit_res: i64,
+    pub flags: u32,
+}
+
+/// Log state as the grant tracepoints print it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct GrantView {
+    pub reserveq_active: bool,
+    pub writeq_active: bool,
+    pub reserve: GrantHead,
+    pub write: GrantHead,
+    pub curr_cycle: u32,
+    pub curr_block: u32,
+    pub tail: Lsn,
+}
+
+impl Hash for GrantHead {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.cycle.hash(h);
+        self.bytes.hash(h);
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum GrantEvent {
+    Reserve,
+    ReserveExit,
+    Sleep,
+    Wake,
+    WakeUp,
+    Ungrant,
+    UngrantExit,
+    CilWait,
+}
+
+impl GrantEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            GrantEvent::Reserve => "xfs_log_reserve",
+            GrantEvent::ReserveExit => "xfs_log_reserve_exit",
+            GrantEvent::Sleep => "xfs_log_grant_sleep",
+            GrantEvent::Wake => "xfs_log_grant_wake",
+            GrantEvent::WakeUp => "xfs_log_grant_wake_up",
+            GrantEvent::Ungrant => "xfs_log_ticket_ungrant",
+            GrantEvent::UngrantExit => "xfs_log_ticket_ungrant_exit",
+            GrantEvent::CilWait => "xfs_log_cil_wait",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum IclogEvent {
+    GetSpace,
+    Switch,
+    Release,
+    Sync,
+    Write,
+    SyncDone,
+    Callback,
+    Clean,
+    Activate,
+    Force,
+    WaitOn,
+}
+
+impl IclogEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            IclogEvent::GetSpace => "xlog_iclog_get_space",
+            IclogEvent::Switch => "xlog_iclog_switch",
+            IclogEvent::Release => "xlog_iclog_release",
+            IclogEvent::Sync => "xlog_iclog_sync",
+            IclogEvent::Write => "xlog_iclog_write",
+            IclogEvent::SyncDone => "xlog_iclog_sync_done",
+            IclogEvent::Callback => "xlog_iclog_callback",
+            IclogEvent::Clean => "xlog_iclog_clean",
+            IclogEvent::Activate => "xlog_iclog_activate",
+            IclogEvent::Force => "xlog_iclog_force",
+            IclogEvent::WaitOn => "xlog_iclog_wait_on",
+        }
+    }
+}
+
+impl Hash for IclogState {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (*self as u8).hash(h);
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum TraceKind {
+    Grant { event: GrantEvent, ticket: TicketView, log: GrantView },
+    Iclog { event: IclogEvent, iclog: u32, state: IclogState, refcnt: u32, offset: u32, lsn: Lsn, flags: u32 },
+    AilInsert { item: u32, old: Lsn, new: Lsn },
+    AilDelete { item: u32, lsn: Lsn },
+    AilPush { item: u32, lsn: Lsn },
+    AilPinned { item: u32, lsn: Lsn },
+    AssignTail { new: Lsn, old: Lsn, last_sync: Lsn },
+    LogForce { lsn: Lsn },
+    DevSubmit { dev: u8, id: u64, sector: u64, bytes: u32, preflush: bool, fua: bool, flush: bool },
+    DevComplete { dev: u8, id: u64 },
+    TxCommit { ckpt: u32, start: Lsn, commit: Lsn },
+    CheckpointDone { ckpt: u32, start: Lsn },
+    ForceDone { ckpt: u32 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct TraceEvent {
+    pub t_ns: Ns,
+    /// The task that caused it (writer index; kernel threads have their own ids).
+    pub task: u32,
+    pub kind: TraceKind,
+}
+
+/// FNV-1a, with `usize`/`isize` widened so native and wasm32 hash the same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceHasher(pub u64);
+
+impl Default for TraceHasher {
+    fn default() -> Self {
+        TraceHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for TraceHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_isize(&mut self, n: isize) {
+        self.write_i64(n as i64);
+    }
+}
