@@ -85,6 +85,8 @@ pub struct DeviceStats {
     pub flushes_elided: u64,
     pub fua_writes: u64,
     pub preflush_writes: u64,
+    /// Self-check: a FUA write or a flush that did not make its data stable.
+    pub semantics_violations: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -218,6 +220,11 @@ impl Device {
                 let stable = !self.profile.volatile_cache || (fua && self.bug != DeviceBug::FuaIgnored);
                 if stable {
                     write_sectors(&mut self.stable, req.sector, &req.data);
+                } else if fua {
+                    self.stats.semantics_violations += 1;
+                    self.cached_bytes += req.data.len() as u64;
+                    self.cache.push_back(CachedWrite { cseq: self.next_cseq, req_id: req.id, sector: req.sector, data: req.data.clone() });
+                    self.next_cseq += 1;
                 } else {
                     self.cached_bytes += req.data.len() as u64;
                     self.cache.push_back(CachedWrite { cseq: self.next_cseq, req_id: req.id, sector: req.sector, data: req.data.clone() });
@@ -231,6 +238,9 @@ impl Device {
     /// Makes every cached write with a completion sequence below `mark` stable.
     fn flush_through(&mut self, mark: u64) {
         if self.bug == DeviceBug::FlushIgnored {
+            if self.cache.front().is_some_and(|w| w.cseq < mark) {
+                self.stats.semantics_violations += 1;
+            }
             return;
         }
         while let Some(w) = self.cache.front() {

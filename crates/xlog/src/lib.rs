@@ -1,14 +1,17 @@
 //! xlog: a deterministic model of the XFS journal. The UI and the CLI see only this facade.
 
 mod ail;
+mod crash;
 mod device;
 mod format;
 mod grant;
 mod iclog;
 mod log;
 mod metrics;
+mod oracle;
 mod presets;
 mod profile;
+mod recovery;
 mod scenario;
 mod sim;
 mod trace;
@@ -27,3 +30,6 @@ pub use scenario::{
 pub use sim::{CheckpointRecord, History, IclogView, Sim, View, WriterState};
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
 pub use units::{format_duration, format_size, parse_duration, parse_size, Lsn, Ns, NS_PER_MS, NS_PER_SEC, NS_PER_US};
+pub use crash::{explore as explore_crash_states, CrashExample, CrashReport, EXHAUSTIVE_MAX};
+pub use oracle::ALL_INVARIANTS;
+pub use recovery::{recover, Image, Layer, RecoveryReport};

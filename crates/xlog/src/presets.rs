@@ -1,7 +1,7 @@
 //! Named scenarios: the presets `loglab presets` lists and the lab opens.
 
 use crate::scenario::{Duration, Scenario, Size, WorkloadKind};
-use crate::units::{NS_PER_MS, NS_PER_US};
+use crate::units::{NS_PER_SEC, NS_PER_US};
 
 pub struct Preset {
     pub name: &'static str,
@@ -49,7 +49,7 @@ pub static PRESETS: &[Preset] = &[
             fs_size: Size(64 << 20),
             tx_logres: 20_000,
             tx_logcount: 2,
-            duration: Duration(200 * NS_PER_MS),
+            duration: Duration(NS_PER_SEC),
             ..Scenario::default()
         },
     },

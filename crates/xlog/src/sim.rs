@@ -133,7 +133,7 @@ pub struct History {
 }
 
 /// Read-only state for views (UI, CLI), cheap to build.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IclogView {
     pub index: u32,
     pub state: IclogState,
@@ -144,7 +144,7 @@ pub struct IclogView {
     pub flags: u32,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct View {
     pub now_ns: Ns,
     pub iclogs: Vec<IclogView>,
@@ -193,6 +193,7 @@ pub struct Sim {
     keep_trace: bool,
     stopping: bool,
     hung: bool,
+    live_overwrites: u64,
 }
 
 impl Sim {
@@ -260,6 +261,7 @@ impl Sim {
             keep_trace: true,
             stopping: false,
             hung: false,
+            live_overwrites: 0,
         };
         let think = scenario.think.0.max(1);
         for w in 0..scenario.writers {
@@ -383,6 +385,14 @@ impl Sim {
     }
     pub fn uuid(&self) -> [u8; 16] {
         self.uuid
+    }
+    /// Device self-check failures (a broken flush or FUA rule) on any device.
+    pub fn semantics_violations(&self) -> u64 {
+        self.devs.iter().map(|d| d.stats.semantics_violations).sum()
+    }
+    /// Log writes that would have overwritten the live log past the tail.
+    pub fn live_overwrites(&self) -> u64 {
+        self.live_overwrites
     }
     pub fn is_hung(&self) -> bool {
         self.hung
@@ -940,6 +950,12 @@ impl Sim {
         let tail = self.assign_tail(TASK_IOEND);
         self.log.iclogs[i].tail_lsn = tail;
         let rec = xlog_pack_record(&self.geo, &self.log.iclogs[i], &self.uuid);
+        // No overwrite of the live log: the record must end within one log size of the tail.
+        let lin = |l: Lsn| l.cycle() as u64 * self.geo.log_bb as u64 + l.block() as u64;
+        let end = lin(self.log.iclogs[i].lsn) + rec.bytes.len() as u64 / 512;
+        if end > lin(tail) + self.geo.log_bb as u64 {
+            self.live_overwrites += 1;
+        }
         match payer.filter(|&w| self.writers[w as usize].ticket.is_some()) {
             // d9f68777b251: roundoff is charged to the ticket that pushes the iclog out.
             Some(w) => self.charge(w, rec.roundoff as i64),

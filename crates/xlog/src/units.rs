@@ -12,7 +12,6 @@ pub const NS_PER_SEC: Ns = 1_000_000_000;
 
 /// `BBSIZE`: the 512-byte basic block every log offset is counted in.
 pub const BBSIZE: u32 = 512;
-pub const BBSHIFT: u32 = 9;
 
 /// `BTOBB`: bytes to basic blocks, rounding up.
 pub const fn btobb(bytes: u64) -> u64 {

@@ -1,0 +1,34 @@
+//! `loglab bench`: simulator throughput, measured (never asserted in tests).
+
+use serde_json::json;
+use std::time::Instant;
+use xlog::{find_preset, Sim, NS_PER_SEC};
+
+pub fn run(as_json: bool) -> Result<(), String> {
+    // A 200-writer fsync-heavy run: the seed 000 shape.
+    let mut s = find_preset("fsync-heavy")?;
+    s.writers = 200;
+    s.duration = xlog::Duration(2 * NS_PER_SEC);
+    let mut sim = Sim::new(&s)?;
+    let t = Instant::now();
+    sim.run();
+    let secs = t.elapsed().as_secs_f64();
+    let events = sim.metrics().events;
+    let events_per_sec = events as f64 / secs;
+    let small = find_preset("small-crash")?;
+    let (report, csecs) = crate::crash_cmd::explore(&small, 200, 64)?;
+    let crash_states_per_sec = report.crash_states as f64 / csecs;
+    if as_json {
+        let v = json!({
+            "events": events,
+            "events_per_sec": events_per_sec,
+            "crash_states": report.crash_states,
+            "crash_states_per_sec": crash_states_per_sec,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
+    } else {
+        println!("200-writer fsync-heavy: {events} events in {secs:.2} s = {events_per_sec:.0} events/s");
+        println!("crash explorer: {} states in {csecs:.2} s = {crash_states_per_sec:.0} states/s", report.crash_states);
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! The crash explorer: every disk state a crash at this instant may leave, recovered and checked.
+//!
+//! Allowed states: stable media, plus any subset of completed-but-unflushed writes, plus each
+//! in-flight write absent, present or torn at sector granularity (a write whose PREFLUSH
+//! had to finish first brings the writes that flush covered). Exhaustive up to the state
+//! budget, seeded sampling beyond, deduplicated by content hash.
+
+use crate::device::{write_sectors, IoKind, SectorMap, SECTOR};
+use crate::oracle::{self, Oracle};
+use crate::recovery::{Image, Layer};
+use crate::sim::Sim;
+use crate::trace::TraceHasher;
+use crate::units::Lsn;
+use rand_core::{RngCore, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
+
+/// Most states enumerated exhaustively at one crash point.
+pub const EXHAUSTIVE_MAX: u64 = 1 << 16;
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CrashExample {
+    pub invariant: String,
+    pub event: u64,
+    pub state: u64,
+    pub t_ns: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CrashReport {
+    pub crash_points: u64,
+    pub crash_states: u64,
+    pub duplicates: u64,
+    pub violations: BTreeMap<String, u64>,
+    pub examples: Vec<CrashExample>,
+    pub torn_heads: u64,
+    pub transactions_replayed: u64,
+}
+
+impl CrashReport {
+    pub fn total_violations(&self) -> u64 {
+        self.violations.values().sum()
+    }
+    fn record(&mut self, name: &str, ex: CrashExample) {
+        *self.violations.entry(name.to_string()).or_default() += 1;
+        if self.examples.len() < 8 && !self.examples.iter().any(|e| e.invariant == name) {
+            self.examples.push(ex);
+        }
+    }
+}
+
+/// One write that a crash may or may not keep.
+struct Choice {
+    dev: usize,
+    sector: u64,
+    data: Vec<u8>,
+    /// In flight: may also be torn. Cached: kept or lost.
+    inflight: bool,
+    /// In flight with PREFLUSH: cached writes of this device with cseq < mark must survive.
+    preflush_mark: Option<u64>,
+    cseq: u64,
+}
+
+fn choices(sim: &Sim) -> Vec<Choice> {
+    let mut out = Vec::new();
+    for (d, dev) in sim.devices().iter().enumerate() {
+        for w in dev.cached() {
+            out.push(Choice { dev: d, sector: w.sector, data: w.data.clone(), inflight: false, preflush_mark: None, cseq: w.cseq });
+        }
+        for r in dev.inflight() {
+            if let IoKind::Write { preflush, .. } = r.kind {
+                out.push(Choice {
+                    dev: d,
+                    sector: r.sector,
+                    data: r.data.clone(),
+                    inflight: true,
+                    preflush_mark: preflush.then_some(r.flush_mark),
+                    cseq: u64::MAX,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Explores the crash states of `sim` as it is now; adds to `report`.
+pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) {
+    report.crash_points += 1;
+    let event = sim.metrics().events;
+    let ch = choices(sim);
+    let radix: Vec<u64> = ch.iter().map(|c| if c.inflight { 3 } else { 2 }).collect();
+    let total = radix.iter().try_fold(1u64, |acc, &r| acc.checked_mul(r)).unwrap_or(u64::MAX);
+    let budget = max_states.min(EXHAUSTIVE_MAX).max(1);
+    let exhaustive = total <= budget;
+    let n_states = if exhaustive { total } else { budget };
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ event.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
+    let oracle = Oracle::new(sim.history(), head);
+    let sim_level: Vec<&str> = [
+        (sim.semantics_violations() > 0, oracle::DEVICE_SEMANTICS),
+        (sim.live_overwrites() > 0, oracle::NO_LIVE_OVERWRITE),
+        (sim.is_hung(), oracle::LIVENESS),
+    ]
+    .into_iter()
+    .filter_map(|(bad, n)| bad.then_some(n))
+    .collect();
+    let mut seen = BTreeSet::new();
+    let mut pick = vec![0u8; ch.len()];
+    let mut tears: Vec<u64> = vec![0; ch.len()];
+    let mut out = Vec::new();
+    for s in 0..n_states {
+        if exhaustive {
+            let mut x = s;
+            for (p, &r) in pick.iter_mut().zip(&radix) {
+                *p = (x % r) as u8;
+                x /= r;
+            }
+            tears.iter_mut().for_each(|t| *t = 0);
+        } else {
+            for (i, p) in pick.iter_mut().enumerate() {
+                *p = (rng.next_u32() % radix[i] as u32) as u8;
+                tears[i] = rng.next_u64();
+            }
+        }
+        let overlays = build_overlays(sim, &ch, &pick, &tears);
+        let mut h = TraceHasher::default();
+        for (d, o) in overlays.iter().enumerate() {
+            for (k, v) in o {
+                h.write_u64(d as u64);
+                h.write_u64(*k);
+                h.write(v);
+            }
+        }
+        if !seen.insert(h.finish()) {
+            report.duplicates += 1;
+            continue;
+        }
+        report.crash_states += 1;
+        let img = Image {
+            devs: sim
+                .devices()
+                .iter()
+                .zip(overlays)
+                .map(|(d, over)| Layer { base: d.stable(), over })
+                .collect(),
+            data_dev: sim.data_device(),
+            log_start: sim.log_start_sector(),
+            log_bb: sim.geometry().log_bb,
+        };
+        out.clear();
+        out.extend(sim_level.iter().copied());
+        let rep = oracle.check(&img, s % 16 == 0, &mut out);
+        if let Some(r) = rep {
+            report.torn_heads += r.torn_head_trimmed as u64;
+            report.transactions_replayed += r.transactions_replayed as u64;
+        }
+        out.sort_unstable();
+        out.dedup();
+        for name in &out {
+            report.record(name, CrashExample { invariant: name.to_string(), event, state: s, t_ns: sim.now() });
+        }
+    }
+}
+
+fn build_overlays(sim: &Sim, ch: &[Choice], pick: &[u8], tears: &[u64]) -> Vec<SectorMap> {
+    let ndev = sim.devices().len();
+    let mut keep = pick.iter().map(|&p| p != 0).collect::<Vec<_>>();
+    // A surviving PREFLUSH write implies its flush finished first.
+    for (i, c) in ch.iter().enumerate() {
+        if let (Some(mark), true) = (c.preflush_mark, keep[i]) {
+            for (j, o) in ch.iter().enumerate() {
+                if o.dev == c.dev && !o.inflight && o.cseq < mark {
+                    keep[j] = true;
+                }
+            }
+        }
+    }
+    let mut overlays = vec![SectorMap::new(); ndev];
+    // Cached writes in completion order, then in-flight ones.
+    for pass_inflight in [false, true] {
+        for (i, c) in ch.iter().enumerate() {
+            if c.inflight != pass_inflight || !keep[i] {
+                continue;
+            }
+            if c.inflight && pick[i] == 2 {
+                let n = c.data.len() / SECTOR;
+                let mask = if tears[i] == 0 { u64::MAX >> (64 - (n / 2).clamp(1, 63)) } else { tears[i] };
+                for k in 0..n {
+                    if mask >> (k % 64) & 1 == 1 {
+                        write_sectors(&mut overlays[c.dev], c.sector + k as u64, &c.data[k * SECTOR..(k + 1) * SECTOR]);
+                    }
+                }
+            } else {
+                write_sectors(&mut overlays[c.dev], c.sector, &c.data);
+            }
+        }
+    }
+    overlays
+}

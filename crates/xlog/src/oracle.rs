@@ -1,0 +1,183 @@
+//! The crash oracle: named invariants checked on a crash image and its recovery.
+//! It alone sees the checkpoint history; recovery never does.
+
+use crate::format;
+use crate::recovery::{read_record, recover, Image, RecoveryReport};
+use crate::sim::{History, META_BB, META_START_SECTOR};
+use crate::units::Lsn;
+use std::collections::BTreeMap;
+
+pub const DEVICE_SEMANTICS: &str = "device_semantics";
+pub const COMMIT_IMPLIES_CHECKPOINT: &str = "commit_implies_checkpoint";
+pub const WRITE_AHEAD: &str = "write_ahead";
+pub const TAIL: &str = "tail";
+pub const NO_LIVE_OVERWRITE: &str = "no_live_overwrite";
+pub const METADATA_LSN_NOT_AHEAD: &str = "metadata_lsn_not_ahead";
+pub const DURABILITY: &str = "durability";
+pub const PREFIX: &str = "prefix";
+pub const RECOVERY_SUCCEEDS: &str = "recovery_succeeds";
+pub const RECOVERY_IDEMPOTENT: &str = "recovery_idempotent";
+pub const LIVENESS: &str = "liveness";
+
+pub const ALL_INVARIANTS: &[&str] = &[
+    DEVICE_SEMANTICS,
+    COMMIT_IMPLIES_CHECKPOINT,
+    WRITE_AHEAD,
+    TAIL,
+    NO_LIVE_OVERWRITE,
+    METADATA_LSN_NOT_AHEAD,
+    DURABILITY,
+    PREFIX,
+    RECOVERY_SUCCEEDS,
+    RECOVERY_IDEMPOTENT,
+    LIVENESS,
+];
+
+/// The history at the crash, indexed for the prefix check.
+pub struct Oracle<'h> {
+    history: &'h History,
+    /// item -> [(checkpoint index, version)] in commit order.
+    touches: BTreeMap<u32, Vec<(u32, u64)>>,
+    /// (version -> checkpoint) per item, for write-ahead.
+    head_at_crash: Lsn,
+}
+
+impl<'h> Oracle<'h> {
+    pub fn new(history: &'h History, head_at_crash: Lsn) -> Oracle<'h> {
+        let mut touches: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
+        for (c, ck) in history.checkpoints.iter().enumerate() {
+            for &(item, v) in &ck.items {
+                touches.entry(item).or_default().push((c as u32, v));
+            }
+        }
+        Oracle { history, touches, head_at_crash }
+    }
+
+    fn checkpoint_of(&self, item: u32, version: u64) -> Option<u32> {
+        let t = self.touches.get(&item)?;
+        t.iter().find(|&&(_, v)| v == version).map(|&(c, _)| c)
+    }
+
+    /// True when the record holding `lsn` is on the image intact.
+    fn record_present(img: &Image, lsn: Lsn) -> Option<u32> {
+        let r = read_record(img, lsn.block())?;
+        (r.lsn == lsn && r.crc_ok).then_some(r.total_bb)
+    }
+
+    /// Checks one crash image; pushes the names of violated invariants.
+    pub fn check(&self, img: &Image, idempotence: bool, out: &mut Vec<&'static str>) -> Option<RecoveryReport> {
+        // In-place metadata as the crash left it.
+        let data = &img.devs[img.data_dev];
+        let mut in_place: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
+        for &item in self.touches.keys() {
+            let s = data.read(META_START_SECTOR + item as u64 * META_BB);
+            if let Some((id, v, lsn)) = format::read_meta(&s) {
+                if id == item {
+                    in_place.insert(item, (v, lsn));
+                }
+            }
+        }
+        if in_place.values().any(|&(_, lsn)| lsn > self.head_at_crash) {
+            out.push(METADATA_LSN_NOT_AHEAD);
+        }
+        let rep = match recover(img) {
+            Ok(r) => r,
+            Err(_) => {
+                out.push(RECOVERY_SUCCEEDS);
+                return None;
+            }
+        };
+        let live_from = if rep.empty { Lsn::ZERO } else { rep.tail_lsn };
+        // write-ahead: in-place metadata only from checkpoints whose commit record is stable
+        // (or that the log has already moved past).
+        for (&item, &(v, _)) in &in_place {
+            let Some(c) = self.checkpoint_of(item, v) else { continue };
+            let ck = &self.history.checkpoints[c as usize];
+            if !ck.completed || (ck.commit_lsn >= live_from && Self::record_present(img, ck.commit_lsn).is_none()) {
+                out.push(WRITE_AHEAD);
+                break;
+            }
+        }
+        // tail: an item whose latest completed checkpoint lies wholly behind the on-disk
+        // tail must be stable in place at least at that version.
+        if !rep.empty {
+            let mut last: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
+            for ck in self.history.checkpoints.iter().filter(|ck| ck.completed) {
+                for &(item, v) in &ck.items {
+                    last.insert(item, (v, ck.commit_lsn));
+                }
+            }
+            let behind = |&(v, commit): &(u64, Lsn)| commit < rep.tail_lsn && v > 0;
+            if last.iter().any(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0) {
+                out.push(TAIL);
+            }
+        }
+        // commit implies checkpoint: a stable commit record means every record of its
+        // checkpoint is stable.
+        for ck in self.history.checkpoints.iter().rev() {
+            if ck.commit_lsn < live_from {
+                break;
+            }
+            if Self::record_present(img, ck.commit_lsn).is_none() {
+                continue;
+            }
+            let mut lsn = ck.start_lsn;
+            let mut ok = true;
+            while lsn != ck.commit_lsn {
+                match Self::record_present(img, lsn) {
+                    Some(bb) => {
+                        let mut blk = lsn.block() + bb;
+                        let mut cycle = lsn.cycle();
+                        if blk >= img.log_bb {
+                            blk -= img.log_bb;
+                            cycle = crate::units::next_cycle(cycle);
+                        }
+                        lsn = Lsn::new(cycle, blk);
+                        if lsn > ck.commit_lsn {
+                            break;
+                        }
+                    }
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if !ok {
+                out.push(COMMIT_IMPLIES_CHECKPOINT);
+                break;
+            }
+        }
+        // prefix and durability: the recovered map is the state after checkpoints 0..k.
+        let (mut lo, mut hi) = (0u32, self.history.checkpoints.len() as u32);
+        for (&item, t) in &self.touches {
+            let v = rep.items.get(&item).copied().unwrap_or(0);
+            let (a, b) = if v == 0 {
+                (0, t[0].0)
+            } else {
+                match t.iter().position(|&(_, tv)| tv == v) {
+                    Some(p) => (t[p].0 + 1, t.get(p + 1).map_or(u32::MAX, |n| n.0)),
+                    None => (1, 0),
+                }
+            };
+            lo = lo.max(a);
+            hi = hi.min(b);
+        }
+        if lo > hi {
+            out.push(PREFIX);
+        } else if hi < self.history.acked {
+            out.push(DURABILITY);
+        }
+        if idempotence {
+            let mut again = img.clone();
+            for (&s, block) in &rep.writes {
+                crate::device::write_sectors(&mut again.devs[img.data_dev].over, s, block);
+            }
+            match recover(&again) {
+                Ok(r2) if r2.items == rep.items => {}
+                _ => out.push(RECOVERY_IDEMPOTENT),
+            }
+        }
+        Some(rep)
+    }
+}

@@ -1,0 +1,421 @@
+//! Log recovery from device bytes alone: find head and tail by cycle numbers, verify CRCs,
+//! trim a torn head, replay committed transactions with v5 LSN ordering.
+
+use crate::device::{SectorMap, SECTOR};
+use crate::format::{
+    self, rh, OpHeader, BLF_HDR, XFS_LI_BUF, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS, XLOG_CYCLE_DATA_WORDS,
+    XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
+};
+use crate::sim::{META_BB, META_START_SECTOR};
+use crate::units::{btobb, Lsn, BBSIZE, XLOG_HEADER_MAGIC_NUM};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// `XLOG_MAX_ICLOGS`: how many records back from the head a torn write may reach.
+const XLOG_MAX_ICLOGS: usize = 8;
+
+/// One device as a crash left it: stable sectors plus the writes that survived, on top.
+#[derive(Clone, Debug)]
+pub struct Layer<'a> {
+    pub base: &'a SectorMap,
+    pub over: BTreeMap<u64, [u8; SECTOR]>,
+}
+
+impl Layer<'_> {
+    pub fn read(&self, sector: u64) -> [u8; SECTOR] {
+        self.over.get(&sector).or_else(|| self.base.get(&sector)).copied().unwrap_or([0; SECTOR])
+    }
+}
+
+/// What recovery sees: the log device, the data device (the same one for an internal log).
+#[derive(Clone, Debug)]
+pub struct Image<'a> {
+    pub devs: Vec<Layer<'a>>,
+    pub data_dev: usize,
+    pub log_start: u64,
+    pub log_bb: u32,
+}
+
+impl Image<'_> {
+    fn log_block(&self, blk: u32) -> [u8; SECTOR] {
+        self.devs[0].read(self.log_start + blk as u64)
+    }
+    fn cycle(&self, blk: u32) -> u32 {
+        format::sector_cycle(&self.log_block(blk))
+    }
+    fn data(&self) -> &Layer<'_> {
+        &self.devs[self.data_dev]
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RecoveryReport {
+    pub head_blk: u32,
+    pub tail_blk: u32,
+    pub head_lsn: Lsn,
+    pub tail_lsn: Lsn,
+    pub empty: bool,
+    pub clean: bool,
+    /// Records between tail and head after trimming.
+    pub records: u32,
+    /// Torn head: the head block was moved back over a bad record.
+    pub torn_head_trimmed: bool,
+    pub transactions_replayed: u32,
+    /// Transactions whose start was found but whose commit record was not.
+    pub transactions_uncommitted: u32,
+    pub regions_skipped_by_lsn: u32,
+    /// Final item versions: in-place metadata with the log replayed over it.
+    pub items: BTreeMap<u32, u64>,
+    /// Metadata writes recovery makes (sector -> block), for running it again.
+    #[serde(skip)]
+    pub writes: BTreeMap<u64, Vec<u8>>,
+    /// Committed transactions replayed: (start LSN, item, version) per buffer.
+    pub replayed: Vec<(Lsn, u32, u64)>,
+}
+
+/// `xlog_find_cycle_start`: binary search for the first block carrying `cycle`.
+fn find_cycle_start(img: &Image, mut first: u32, mut last: u32, cycle: u32) -> u32 {
+    let mut mid = first + (last - first) / 2;
+    while mid != first && mid != last {
+        if img.cycle(mid) == cycle {
+            last = mid;
+        } else {
+            first = mid;
+        }
+        mid = first + (last - first) / 2;
+    }
+    last
+}
+
+/// `xlog_find_verify_cycle`: first block in [start, start + n) with cycle `stop`.
+fn find_verify_cycle(img: &Image, start: u32, n: u32, stop: u32) -> Option<u32> {
+    (start..start + n).find(|&b| img.cycle(b) == stop)
+}
+
+/// Record header at `blk`, if the block holds one.
+fn is_header(img: &Image, blk: u32) -> Option<[u8; SECTOR]> {
+    let s = img.log_block(blk);
+    (format::be32(&s, rh::MAGIC) == XLOG_HEADER_MAGIC_NUM).then_some(s)
+}
+
+fn heads_of(hdr: &[u8]) -> u32 {
+    format::be32(hdr, rh::SIZE).div_ceil(crate::scenario::XLOG_HEADER_CYCLE_SIZE).max(1)
+}
+
+/// `xlog_find_verify_log_record`: if `head` lands inside a record, move it to its header.
+fn verify_log_record(img: &Image, head: u32, max_back: u32) -> u32 {
+    let lo = head.saturating_sub(max_back);
+    for i in (lo..head).rev() {
+        if let Some(h) = is_header(img, i) {
+            let len_bb = btobb(format::be32(&h, rh::LEN) as u64) as u32;
+            if head - i != len_bb + heads_of(&h) {
+                return i;
+            }
+            return head;
+        }
+    }
+    head
+}
+
+/// `xlog_find_zeroed`: Some(first zero block) when the log has never wrapped.
+fn find_zeroed(img: &Image) -> Option<u32> {
+    let log_bb = img.log_bb;
+    if img.cycle(0) == 0 {
+        return Some(0);
+    }
+    if img.cycle(log_bb - 1) != 0 {
+        return None;
+    }
+    let mut last = find_cycle_start(img, 0, log_bb - 1, 0);
+    // A later iclog may have landed past an earlier one still missing: back up over holes.
+    let scan = (XLOG_MAX_ICLOGS as u32 * 512).min(last);
+    if let Some(b) = find_verify_cycle(img, last - scan, scan, 0) {
+        last = b;
+    }
+    Some(verify_log_record(img, last, 512))
+}
+
+/// `xlog_find_head`.
+fn find_head(img: &Image) -> u32 {
+    if let Some(b) = find_zeroed(img) {
+        return b;
+    }
+    let log_bb = img.log_bb;
+    let first_cycle = img.cycle(0);
+    let last_cycle = img.cycle(log_bb - 1);
+    let (mut head, stop) = if first_cycle == last_cycle {
+        (log_bb, last_cycle.wrapping_sub(1))
+    } else {
+        (find_cycle_start(img, 0, log_bb - 1, last_cycle), last_cycle)
+    };
+    // XLOG_TOTAL_REC_SHIFT: the most the iclogs can have in flight (8 x 256 KiB).
+    let scan = log_bb.min(4096);
+    if head >= scan {
+        if let Some(b) = find_verify_cycle(img, head - scan, scan, stop) {
+            head = b;
+        }
+    } else {
+        let start = log_bb - (scan - head);
+        if let Some(b) = find_verify_cycle(img, start, scan - head, stop.wrapping_sub(1)) {
+            head = b;
+        } else if let Some(b) = find_verify_cycle(img, 0, head, stop) {
+            head = b;
+        }
+    }
+    let head = verify_log_record(img, head, 512 + 8);
+    if head == log_bb {
+        0
+    } else {
+        head
+    }
+}
+
+/// A parsed record: where it is and its unpacked data.
+pub(crate) struct Rec {
+    pub(crate) blk: u32,
+    pub(crate) lsn: Lsn,
+    pub(crate) tail: Lsn,
+    pub(crate) num_logops: u32,
+    pub(crate) data: Vec<u8>,
+    pub(crate) total_bb: u32,
+    pub(crate) crc_ok: bool,
+}
+
+pub(crate) fn read_record(img: &Image, blk: u32) -> Option<Rec> {
+    let hdr = is_header(img, blk)?;
+    let heads = heads_of(&hdr);
+    let h_len = format::be32(&hdr, rh::LEN);
+    if h_len as u64 > 256 << 10 || format::be32(&hdr, rh::VERSION) != 2 {
+        return None;
+    }
+    let total_bb = heads + btobb(h_len as u64) as u32;
+    let mut raw = Vec::with_capacity(total_bb as usize * SECTOR);
+    for k in 0..total_bb {
+        raw.extend_from_slice(&img.log_block((blk + k) % img.log_bb));
+    }
+    let crc = u32::from_le_bytes(raw[rh::CRC..rh::CRC + 4].try_into().expect("4 bytes"));
+    let crc_ok = format::xlog_cksum(&raw, heads as usize, h_len as usize) == crc;
+    // Unpack: restore the words the cycle stamps replaced.
+    let hs = heads as usize * SECTOR;
+    let mut data = raw[hs..hs + h_len as usize].to_vec();
+    for i in 0..btobb(h_len as u64) as usize {
+        let (j, k) = (i / XLOG_CYCLE_DATA_WORDS, i % XLOG_CYCLE_DATA_WORDS);
+        let slot = if j == 0 { rh::CYCLE_DATA + 4 * k } else { j * SECTOR + 4 + 4 * k };
+        let w = format::be32(&raw, slot);
+        data[i * SECTOR..i * SECTOR + 4].copy_from_slice(&w.to_be_bytes());
+    }
+    Some(Rec {
+        blk,
+        lsn: Lsn(format::be64(&hdr, rh::LSN)),
+        tail: Lsn(format::be64(&hdr, rh::TAIL_LSN)),
+        num_logops: format::be32(&hdr, rh::NUM_LOGOPS),
+        data,
+        total_bb,
+        crc_ok,
+    })
+}
+
+/// Last record header before `head`, scanning back over the whole log.
+fn last_header_before(img: &Image, head: u32) -> Option<u32> {
+    (1..=img.log_bb).map(|k| (head + img.log_bb - k) % img.log_bb).find(|&b| is_header(img, b).is_some())
+}
+
+fn dist(log_bb: u32, from: u32, to: u32) -> u32 {
+    (to + log_bb - from) % log_bb
+}
+
+/// Records from `tail` up to `head`, in order; `Err` on a gap that is not a record.
+fn walk(img: &Image, tail: u32, head: u32) -> Result<Vec<Rec>, String> {
+    let mut out = Vec::new();
+    let mut blk = tail;
+    let span = dist(img.log_bb, tail, head);
+    let mut walked = 0;
+    while walked < span {
+        let rec = read_record(img, blk).ok_or_else(|| format!("bad record header at log block {blk}"))?;
+        walked += rec.total_bb;
+        blk = (blk + rec.total_bb) % img.log_bb;
+        // Stripe-unit roundoff leaves no gap: records are contiguous by construction.
+        out.push(rec);
+    }
+    if walked != span {
+        return Err(format!("record at log block {blk} runs past the head"));
+    }
+    Ok(out)
+}
+
+#[derive(Default)]
+struct Trans {
+    r_lsn: Lsn,
+    regions: Vec<Vec<u8>>,
+}
+
+/// Runs recovery over `img`: returns the report, or an error recovery would stop on.
+pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
+    let mut rep = RecoveryReport {
+        head_blk: 0,
+        tail_blk: 0,
+        head_lsn: Lsn::ZERO,
+        tail_lsn: Lsn::ZERO,
+        empty: false,
+        clean: false,
+        records: 0,
+        torn_head_trimmed: false,
+        transactions_replayed: 0,
+        transactions_uncommitted: 0,
+        regions_skipped_by_lsn: 0,
+        items: BTreeMap::new(),
+        writes: BTreeMap::new(),
+        replayed: Vec::new(),
+    };
+    let mut head = find_head(img);
+    rep.head_blk = head;
+    // In-place metadata first.
+    let data = img.data();
+    let mut meta: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
+    let meta_end = img.log_start.max(META_START_SECTOR + 1);
+    let meta_range = |m: &SectorMap| {
+        m.range(META_START_SECTOR..if img.data_dev == 0 { meta_end } else { u64::MAX })
+            .filter(|(s, _)| (*s - META_START_SECTOR) % META_BB == 0)
+            .map(|(s, _)| *s)
+            .collect::<Vec<_>>()
+    };
+    let mut sectors = meta_range(data.base);
+    sectors.extend(meta_range(&data.over));
+    sectors.sort_unstable();
+    sectors.dedup();
+    for s in sectors {
+        if let Some((id, v, lsn)) = format::read_meta(&data.read(s)) {
+            meta.insert(id, (v, lsn));
+        }
+    }
+    let blk0 = img.log_block(head);
+    if head == 0 && format::sector_cycle(&blk0) == 0 && find_zeroed(img) == Some(0) {
+        rep.empty = true;
+        rep.items = meta.into_iter().map(|(k, (v, _))| (k, v)).collect();
+        return Ok(rep);
+    }
+    // Tail from the last record before the head; verify the last records' CRCs.
+    let mut records;
+    let mut tail;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        if tries > XLOG_MAX_ICLOGS + 2 {
+            return Err("could not settle the log head after torn-write trimming".into());
+        }
+        let last = last_header_before(img, head).ok_or("no record header found in a dirty log")?;
+        let rec = read_record(img, last).ok_or_else(|| format!("bad record header at log block {last}"))?;
+        tail = rec.tail.block();
+        rep.tail_lsn = rec.tail;
+        rep.head_lsn = rec.lsn;
+        if tail >= img.log_bb {
+            return Err(format!("tail block {tail} outside the log"));
+        }
+        records = walk(img, tail, head)?;
+        let n = records.len();
+        match records.iter().position(|r| !r.crc_ok) {
+            None => break,
+            Some(bad) if n - bad <= XLOG_MAX_ICLOGS => {
+                // "Torn write (CRC failure) detected ... Truncating head block".
+                head = records[bad].blk;
+                rep.torn_head_trimmed = true;
+                if head == tail {
+                    records.clear();
+                    break;
+                }
+            }
+            Some(bad) => return Err(format!("CRC failure in record at log block {} (not at the head)", records[bad].blk)),
+        }
+    }
+    rep.head_blk = head;
+    rep.tail_blk = tail;
+    rep.records = records.len() as u32;
+    // xlog_check_unmount_rec: a lone unmount record right before the head means clean.
+    if let Some(r) = records.last() {
+        if r.num_logops == 1 && r.data.len() >= 12 && OpHeader::read(&r.data).flags & XLOG_UNMOUNT_TRANS != 0 {
+            rep.clean = true;
+        }
+    }
+    // Pass 2: rebuild transactions by tid and replay the committed ones.
+    let mut open: BTreeMap<u32, Trans> = BTreeMap::new();
+    for r in &records {
+        let mut off = 0usize;
+        for _ in 0..r.num_logops {
+            if off + 12 > r.data.len() {
+                return Err(format!("op header past the end of record at block {}", r.blk));
+            }
+            let oh = OpHeader::read(&r.data[off..]);
+            off += 12;
+            let end = off + oh.len as usize;
+            if end > r.data.len() {
+                return Err(format!("op length {} past the end of record at block {}", oh.len, r.blk));
+            }
+            let body = &r.data[off..end];
+            off = end;
+            if oh.clientid != format::XFS_TRANSACTION && oh.clientid != format::XFS_LOG {
+                return Err(format!("bad client id {:#x} in record at block {}", oh.clientid, r.blk));
+            }
+            if oh.flags & XLOG_UNMOUNT_TRANS != 0 {
+                continue;
+            }
+            let Some(t) = open.get_mut(&oh.tid) else {
+                if oh.flags & XLOG_START_TRANS != 0 {
+                    open.insert(oh.tid, Trans { r_lsn: r.lsn, regions: Vec::new() });
+                }
+                continue;
+            };
+            if oh.flags & XLOG_COMMIT_TRANS != 0 {
+                let t = open.remove(&oh.tid).expect("present");
+                replay(&t, &mut meta, &mut rep)?;
+                rep.transactions_replayed += 1;
+                continue;
+            }
+            if oh.flags & XLOG_WAS_CONT_TRANS != 0 {
+                t.regions.last_mut().ok_or("continued region without a first part")?.extend_from_slice(body);
+            } else if !body.is_empty() {
+                t.regions.push(body.to_vec());
+            }
+        }
+    }
+    rep.transactions_uncommitted = open.len() as u32;
+    rep.items = meta.into_iter().map(|(k, (v, _))| (k, v)).collect();
+    Ok(rep)
+}
+
+/// Replays one committed transaction: buffer items whose on-disk LSN is older.
+fn replay(t: &Trans, meta: &mut BTreeMap<u32, (u64, Lsn)>, rep: &mut RecoveryReport) -> Result<(), String> {
+    let mut regions = t.regions.iter();
+    let th = regions.next().ok_or("transaction without a header")?;
+    if th.len() < 16 || format::le32(th, 0) != XFS_TRANS_HEADER_MAGIC {
+        return Err("transaction header magic is wrong".into());
+    }
+    while let Some(f) = regions.next() {
+        if f.len() < BLF_HDR as usize || format::le16(f, 0) != XFS_LI_BUF {
+            return Err("unknown log item type".into());
+        }
+        let nregions = format::le16(f, 2) as usize;
+        let blkno = format::le64(f, 8);
+        let mut version = None;
+        for _ in 1..nregions {
+            let d = regions.next().ok_or("buffer item is missing regions")?;
+            if version.is_none() {
+                version = format::payload_id(d);
+            }
+        }
+        let (id, v) = version.ok_or("buffer item without data")?;
+        if blkno != META_START_SECTOR + id as u64 * META_BB {
+            return Err(format!("buffer at daddr {blkno} carries item {id}"));
+        }
+        // v5 ordering: metadata at or after this transaction's LSN is not overwritten.
+        if let Some(&(_, lsn)) = meta.get(&id) {
+            if lsn >= t.r_lsn {
+                rep.regions_skipped_by_lsn += 1;
+                continue;
+            }
+        }
+        meta.insert(id, (v, t.r_lsn));
+        rep.replayed.push((t.r_lsn, id, v));
+        rep.writes.insert(blkno, format::meta_block(id, v, t.r_lsn, (META_BB * BBSIZE as u64) as usize));
+    }
+    Ok(())
+}

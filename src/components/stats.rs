@@ -1,0 +1,52 @@
+//! Numbers of the run so far: time, transactions, log space, grant waits, device traffic.
+
+use std::rc::Rc;
+use xlog::{Metrics, View, WriterState};
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct StatsProps {
+    pub view: Rc<View>,
+    pub metrics: Rc<Metrics>,
+}
+
+fn writer_colour(s: &WriterState) -> &'static str {
+    match s {
+        WriterState::Thinking | WriterState::Stopped => "#d7dad4",
+        WriterState::GrantWait => "#c0392b",
+        WriterState::Writing | WriterState::Copying { .. } => "#2f7d6d",
+        WriterState::FlushWait => "#e5b04a",
+        WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => "#5b8bd0",
+    }
+}
+
+#[function_component(Stats)]
+pub fn stats(props: &StatsProps) -> Html {
+    let v = &props.view;
+    let m = &props.metrics;
+    let rows: Vec<(&str, String)> = vec![
+        ("transactions", v.transactions.to_string()),
+        ("log head (cycle:block)", v.curr_lsn.to_string()),
+        ("log tail", v.tail_lsn.to_string()),
+        ("reserve grant free", format!("{} KiB", v.reserve_free_bytes / 1024)),
+        ("grant head waiters", v.reserve_waiters.to_string()),
+        ("AIL items", v.ail_items.to_string()),
+        ("iclog writes", m.iclog_writes.to_string()),
+        ("noiclogs waits", m.noiclog_events.to_string()),
+        ("cache flushes", m.cache_flushes.to_string()),
+        ("FUA writes", m.fua_writes.to_string()),
+        ("events", v.events.to_string()),
+    ];
+    html! {
+        <div class="panel">
+            <h2>{ "journal" }</h2>
+            <table class="stats" data-testid="stats">
+                { for rows.into_iter().map(|(k, val)| html! { <tr><td>{ k }</td><td data-key={k}>{ val }</td></tr> }) }
+            </table>
+            <h2 style="margin-top:14px">{ format!("writers ({})", v.writer_states.len()) }</h2>
+            <div class="writers" title="grey: thinking · green: writing · yellow: waiting for an iclog · red: grant wait · blue: fsync">
+                { for v.writer_states.iter().map(|s| html! { <i style={format!("--c:{}", writer_colour(s))}></i> }) }
+            </div>
+        </div>
+    }
+}
