@@ -26,6 +26,7 @@ test('the ring shows the configured number of iclogs, one of them the head', asy
   assert.equal(configured, 8, 'the default preset has 8 iclogs');
   assert.equal(await page.locator('[data-testid="iclog"]').count(), configured);
   assert.equal(await page.locator('[data-testid="iclog"][data-head="true"]').count(), 1);
+  assert.ok(await page.locator('[data-testid="logbar"]').isVisible(), 'the on-disk log bar is shown');
   const states = await page.locator('[data-testid="iclog"]').evaluateAll((els) => els.map((e) => e.dataset.state));
   assert.ok(states.every((s) => ['ACTIVE', 'WANT_SYNC', 'SYNCING', 'DONE_SYNC', 'CALLBACK', 'DIRTY'].includes(s)), states.join());
 });

@@ -55,7 +55,7 @@ fn advance(sim: &Rc<RefCell<Option<Sim>>>, by: Ns) {
 
 #[hook]
 pub fn use_sim(scenario: Scenario) -> SimHandle {
-    let built = use_memo(scenario, |s| Sim::new(s));
+    let built = use_memo(scenario, Sim::new);
     let sim = use_mut_ref(|| built.as_ref().as_ref().ok().cloned());
     let playing_state = use_state(|| false);
     let slice_state = use_state(|| 10 * NS_PER_US);

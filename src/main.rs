@@ -4,7 +4,7 @@ mod components;
 mod driver;
 mod geometry;
 
-use components::{controls::Controls, ring::IclogRing, stats::Stats};
+use components::{controls::Controls, logbar::LogBar, ring::IclogRing, stats::Stats};
 use driver::use_sim;
 use xlog::{find_preset, DEFAULT_PRESET};
 use yew::prelude::*;
@@ -41,6 +41,7 @@ fn app() -> Html {
                             on_play={play} on_pause={pause} on_step={step} on_slice={slice} />
                     </div>
                     <IclogRing view={v.clone()} />
+                    <LogBar view={v.clone()} />
                 </section>
                 <section>
                     <Stats view={v.clone()} metrics={sim.metrics.clone()} />

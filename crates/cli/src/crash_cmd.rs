@@ -57,7 +57,10 @@ pub fn run(s: &Scenario, points: u32, per_point: u32, as_json: bool) -> Result<(
         println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
     } else {
         println!("crash points         {}", report.crash_points);
-        println!("crash states         {} ({:.0} states/s, {} duplicates skipped)", report.crash_states, states_per_sec, report.duplicates);
+        println!(
+            "crash states         {} ({:.0} states/s, {} duplicates skipped)",
+            report.crash_states, states_per_sec, report.duplicates
+        );
         println!("torn heads trimmed   {}", report.torn_heads);
         if report.violations.is_empty() {
             println!("violations           none");

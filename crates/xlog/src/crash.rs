@@ -67,7 +67,14 @@ fn choices(sim: &Sim) -> Vec<Choice> {
     let mut out = Vec::new();
     for (d, dev) in sim.devices().iter().enumerate() {
         for w in dev.cached() {
-            out.push(Choice { dev: d, sector: w.sector, data: w.data.clone(), inflight: false, preflush_mark: None, cseq: w.cseq });
+            out.push(Choice {
+                dev: d,
+                sector: w.sector,
+                data: w.data.clone(),
+                inflight: false,
+                preflush_mark: None,
+                cseq: w.cseq,
+            });
         }
         for r in dev.inflight() {
             if let IoKind::Write { preflush, .. } = r.kind {
@@ -92,7 +99,7 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
     let ch = choices(sim);
     let radix: Vec<u64> = ch.iter().map(|c| if c.inflight { 3 } else { 2 }).collect();
     let total = radix.iter().try_fold(1u64, |acc, &r| acc.checked_mul(r)).unwrap_or(u64::MAX);
-    let budget = max_states.min(EXHAUSTIVE_MAX).max(1);
+    let budget = max_states.clamp(1, EXHAUSTIVE_MAX);
     let exhaustive = total <= budget;
     let n_states = if exhaustive { total } else { budget };
     let mut rng = Pcg64Mcg::seed_from_u64(seed ^ event.wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -139,12 +146,7 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
         }
         report.crash_states += 1;
         let img = Image {
-            devs: sim
-                .devices()
-                .iter()
-                .zip(overlays)
-                .map(|(d, over)| Layer { base: d.stable(), over })
-                .collect(),
+            devs: sim.devices().iter().zip(overlays).map(|(d, over)| Layer { base: d.stable(), over }).collect(),
             data_dev: sim.data_device(),
             log_start: sim.log_start_sector(),
             log_bb: sim.geometry().log_bb,

@@ -125,8 +125,16 @@ impl Device {
     }
 
     /// Submits a write (data length a multiple of 512) and returns (id, completion time).
-    pub fn submit_write(&mut self, now: Ns, sector: u64, data: Vec<u8>, preflush: bool, fua: bool, tag: u64) -> (u64, Ns) {
-        debug_assert!(data.len() % SECTOR == 0 && !data.is_empty());
+    pub fn submit_write(
+        &mut self,
+        now: Ns,
+        sector: u64,
+        data: Vec<u8>,
+        preflush: bool,
+        fua: bool,
+        tag: u64,
+    ) -> (u64, Ns) {
+        debug_assert!(data.len().is_multiple_of(SECTOR) && !data.is_empty());
         // Without a volatile cache the block layer strips PREFLUSH and FUA.
         let (preflush, fua) = if self.profile.volatile_cache { (preflush, fua) } else { (false, false) };
         self.stats.writes += 1;
@@ -150,7 +158,16 @@ impl Device {
             self.stats.flushes_elided += 1;
             let id = self.next_id;
             self.next_id += 1;
-            let req = IoReq { id, kind: IoKind::Flush, sector: 0, data: Vec::new(), submit_ns: now, done_ns: now, flush_mark: self.next_cseq, tag };
+            let req = IoReq {
+                id,
+                kind: IoKind::Flush,
+                sector: 0,
+                data: Vec::new(),
+                submit_ns: now,
+                done_ns: now,
+                flush_mark: self.next_cseq,
+                tag,
+            };
             self.inflight.push(req);
             return (id, now);
         }
@@ -160,13 +177,8 @@ impl Device {
     }
 
     fn enqueue(&mut self, now: Ns, kind: IoKind, sector: u64, data: Vec<u8>, cost: Ns, tag: u64) -> (u64, Ns) {
-        let (slot, free_at) = self
-            .channels
-            .iter()
-            .copied()
-            .enumerate()
-            .min_by_key(|&(i, t)| (t, i))
-            .expect("queue_depth >= 1");
+        let (slot, free_at) =
+            self.channels.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).expect("queue_depth >= 1");
         let mut start = now.max(free_at);
         if self.profile.min_interval_ns > 0 {
             start = start.max(self.last_start_ns + self.profile.min_interval_ns);
@@ -199,7 +211,7 @@ impl Device {
             let frac_milli = isqrt(dist * 1_000_000 / p.capacity_sectors.max(1));
             ns += p.seek_ns * frac_milli / 1000 + p.half_rotation_ns;
         }
-        if p.stripe_bytes > 0 && bytes % p.stripe_bytes != 0 {
+        if p.stripe_bytes > 0 && !bytes.is_multiple_of(p.stripe_bytes) {
             // Partial-stripe write: read old data and parity, then write both (one more rotation).
             ns += 2 * p.half_rotation_ns + transfer_ns(bytes, p.media_bytes_per_sec);
         }
@@ -223,11 +235,21 @@ impl Device {
                 } else if fua {
                     self.stats.semantics_violations += 1;
                     self.cached_bytes += req.data.len() as u64;
-                    self.cache.push_back(CachedWrite { cseq: self.next_cseq, req_id: req.id, sector: req.sector, data: req.data.clone() });
+                    self.cache.push_back(CachedWrite {
+                        cseq: self.next_cseq,
+                        req_id: req.id,
+                        sector: req.sector,
+                        data: req.data.clone(),
+                    });
                     self.next_cseq += 1;
                 } else {
                     self.cached_bytes += req.data.len() as u64;
-                    self.cache.push_back(CachedWrite { cseq: self.next_cseq, req_id: req.id, sector: req.sector, data: req.data.clone() });
+                    self.cache.push_back(CachedWrite {
+                        cseq: self.next_cseq,
+                        req_id: req.id,
+                        sector: req.sector,
+                        data: req.data.clone(),
+                    });
                     self.next_cseq += 1;
                 }
             }
@@ -295,7 +317,7 @@ fn isqrt(n: u64) -> u64 {
         return n;
     }
     let mut x = n;
-    let mut y = (x + 1) / 2;
+    let mut y = x.div_ceil(2);
     while y < x {
         x = y;
         y = (x + n / x) / 2;

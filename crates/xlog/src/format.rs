@@ -191,7 +191,12 @@ mod tests {
 
     #[test]
     fn op_header_round_trips_in_12_bytes() {
-        let h = OpHeader { tid: 0xdead_beef, len: 77, clientid: XFS_TRANSACTION, flags: XLOG_WAS_CONT_TRANS | XLOG_END_TRANS };
+        let h = OpHeader {
+            tid: 0xdead_beef,
+            len: 77,
+            clientid: XFS_TRANSACTION,
+            flags: XLOG_WAS_CONT_TRANS | XLOG_END_TRANS,
+        };
         let mut b = [0u8; 12];
         h.write(&mut b);
         assert_eq!(&b[..4], &[0xde, 0xad, 0xbe, 0xef]);

@@ -163,6 +163,7 @@ impl Ticket {
 }
 
 #[cfg(test)]
+#[allow(clippy::field_reassign_with_default)] // tests change one knob at a time
 mod tests {
     use super::*;
     use crate::scenario::{Scenario, Size};

@@ -34,7 +34,12 @@ impl IclogState {
         use IclogState::*;
         matches!(
             (self, next),
-            (Active, WantSync) | (WantSync, Syncing) | (Syncing, DoneSync) | (DoneSync, Callback) | (Callback, Dirty) | (Dirty, Active)
+            (Active, WantSync)
+                | (WantSync, Syncing)
+                | (Syncing, DoneSync)
+                | (DoneSync, Callback)
+                | (Callback, Dirty)
+                | (Dirty, Active)
         )
     }
 }

@@ -17,19 +17,20 @@ mod sim;
 mod trace;
 mod units;
 
+pub use crash::{explore as explore_crash_states, CrashExample, CrashReport, EXHAUSTIVE_MAX};
 pub use device::{DeviceProfile, DeviceStats};
 pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
 pub use iclog::{icl_flags_str, IclogState};
+pub use log::Xlog;
 pub use metrics::Metrics;
+pub use oracle::ALL_INVARIANTS;
 pub use presets::{find as find_preset, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;
+pub use recovery::{recover, Image, Layer, RecoveryReport};
 pub use scenario::{
     CommitOrdering, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, Geometry, RsumCache, Scenario,
     ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
 };
-pub use sim::{CheckpointRecord, History, IclogView, Sim, View, WriterState};
+pub use sim::{CheckpointRecord, Command, History, IclogView, Sim, View, WriterState};
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
 pub use units::{format_duration, format_size, parse_duration, parse_size, Lsn, Ns, NS_PER_MS, NS_PER_SEC, NS_PER_US};
-pub use crash::{explore as explore_crash_states, CrashExample, CrashReport, EXHAUSTIVE_MAX};
-pub use oracle::ALL_INVARIANTS;
-pub use recovery::{recover, Image, Layer, RecoveryReport};

@@ -17,7 +17,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         bus_bytes_per_sec: 550 * MB,
         media_bytes_per_sec: 200 * MB, // outer-track sustained rate of a 7200 rpm disk
         seek_ns: 8 * NS_PER_MS + 500 * NS_PER_US, // 8.5 ms average seek (datasheet class)
-        half_rotation_ns: 4_170 * NS_PER_US,      // 7200 rpm: 8.33 ms per turn, 4.17 ms half
+        half_rotation_ns: 4_170 * NS_PER_US, // 7200 rpm: 8.33 ms per turn, 4.17 ms half
         program_ns: 0,
         flush_base_ns: 200 * NS_PER_US,
         flush_per_extent_ns: 4_170 * NS_PER_US + 2 * NS_PER_MS, // half rotation + short seek each
@@ -31,11 +31,11 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         queue_depth: 32,
         // 60k random-write IOPS at queue depth 1 class: ~16 us per 4 KiB write into DRAM cache.
         cmd_ns: 14 * NS_PER_US,
-        bus_bytes_per_sec: 3_000 * MB, // PCIe 3.0 x4
+        bus_bytes_per_sec: 3_000 * MB,   // PCIe 3.0 x4
         media_bytes_per_sec: 1_500 * MB, // TLC NAND sustained program rate across dies
         seek_ns: 0,
         half_rotation_ns: 0,
-        program_ns: 250 * NS_PER_US, // TLC page program for write-through (FUA)
+        program_ns: 250 * NS_PER_US,    // TLC page program for write-through (FUA)
         flush_base_ns: 300 * NS_PER_US, // flush: drain cache + FTL metadata commit
         flush_per_extent_ns: 2 * NS_PER_US,
         min_interval_ns: 0,
@@ -64,8 +64,8 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         },
         DeviceClass::SataSsd => DeviceProfile {
             name: "sata-ssd",
-            queue_depth: 32,          // NCQ
-            cmd_ns: 60 * NS_PER_US,   // AHCI + SATA link
+            queue_depth: 32,             // NCQ
+            cmd_ns: 60 * NS_PER_US,      // AHCI + SATA link
             bus_bytes_per_sec: 550 * MB, // SATA 6 Gb/s
             media_bytes_per_sec: 450 * MB,
             program_ns: 500 * NS_PER_US,  // consumer TLC/QLC program
@@ -82,7 +82,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         DeviceClass::IscsiCloud => DeviceProfile {
             name: "iscsi-cloud",
             queue_depth: 32,
-            cmd_ns: 500 * NS_PER_US, // a network round trip per request
+            cmd_ns: 500 * NS_PER_US,     // a network round trip per request
             bus_bytes_per_sec: 125 * MB, // provider throughput cap (1 Gb/s class)
             media_bytes_per_sec: 125 * MB,
             program_ns: 500 * NS_PER_US, // write-through costs another replicated round trip
@@ -95,9 +95,9 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             queue_depth: 6, // 8 disks, 6 data spindles
             bus_bytes_per_sec: 400 * MB,
             media_bytes_per_sec: 600 * MB,
-            seek_ns: 9 * NS_PER_MS, // 2010-era 7200 rpm members
+            seek_ns: 9 * NS_PER_MS,        // 2010-era 7200 rpm members
             flush_base_ns: 10 * NS_PER_MS, // controller flushes its cache to every member
-            stripe_bytes: 6 * 64 * 1024,  // 64 KiB chunks x 6 data disks
+            stripe_bytes: 6 * 64 * 1024,   // 64 KiB chunks x 6 data disks
             capacity_sectors: 6 * DISK_SECTORS / 4,
             ..hdd
         },

@@ -275,7 +275,7 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
     let meta_end = img.log_start.max(META_START_SECTOR + 1);
     let meta_range = |m: &SectorMap| {
         m.range(META_START_SECTOR..if img.data_dev == 0 { meta_end } else { u64::MAX })
-            .filter(|(s, _)| (*s - META_START_SECTOR) % META_BB == 0)
+            .filter(|(s, _)| (*s - META_START_SECTOR).is_multiple_of(META_BB))
             .map(|(s, _)| *s)
             .collect::<Vec<_>>()
     };
@@ -324,7 +324,9 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
                     break;
                 }
             }
-            Some(bad) => return Err(format!("CRC failure in record at log block {} (not at the head)", records[bad].blk)),
+            Some(bad) => {
+                return Err(format!("CRC failure in record at log block {} (not at the head)", records[bad].blk))
+            }
         }
     }
     rep.head_blk = head;
@@ -335,6 +337,11 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
         if r.num_logops == 1 && r.data.len() >= 12 && OpHeader::read(&r.data).flags & XLOG_UNMOUNT_TRANS != 0 {
             rep.clean = true;
         }
+    }
+    if rep.clean {
+        // A clean log needs no replay: everything is in place.
+        rep.items = meta.into_iter().map(|(k, (v, _))| (k, v)).collect();
+        return Ok(rep);
     }
     // Pass 2: rebuild transactions by tid and replay the committed ones.
     let mut open: BTreeMap<u32, Trans> = BTreeMap::new();

@@ -7,7 +7,7 @@ use crate::ail::{Ail, AilUpdate};
 use crate::device::{Device, IoKind};
 use crate::format::{
     self, OpHeader, XFS_BLF_CHUNK, XFS_TRANSACTION, XLOG_COMMIT_TRANS, XLOG_CONTINUE_TRANS, XLOG_END_TRANS,
-    XLOG_START_TRANS, XLOG_WAS_CONT_TRANS,
+    XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
 };
 use crate::grant::{xlog_calc_unit_res, xlog_grant_push_threshold, Ticket, OP_HDR};
 use crate::iclog::{xlog_pack_record, IclogState, Record, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
@@ -50,6 +50,13 @@ const TAG_ICLOG: u64 = 1 << 56;
 const TAG_ICLOG_DATA_FLUSH: u64 = 2 << 56;
 const TAG_META: u64 = 3 << 56;
 
+/// Commands a user (or a test) can give the running simulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Command {
+    /// `xfs_log_force(mp, 0)`: push the head iclog out now, as the log worker does.
+    ForceLog,
+}
+
 /// What a writer task is doing (`Model:` a writer is a loop of reserve, commit, optional fsync).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum WriterState {
@@ -58,10 +65,16 @@ pub enum WriterState {
     Writing,
     /// Sleeping on `l_flush_wait`: no ACTIVE iclog at the ring head.
     FlushWait,
-    Copying { iclog: u32 },
+    Copying {
+        iclog: u32,
+    },
     /// `xfs_log_force_seq` batching: waiting for the previous iclog's write.
-    PrevWait { iclog: u32 },
-    ForceWait { iclog: u32 },
+    PrevWait {
+        iclog: u32,
+    },
+    ForceWait {
+        iclog: u32,
+    },
     Stopped,
 }
 
@@ -213,7 +226,13 @@ impl Sim {
         let per_writer = scenario.tx_items * 4;
         let nitems = scenario.writers * per_writer;
         let items = (0..nitems)
-            .map(|id| Item { id, daddr: META_START_SECTOR + id as u64 * META_BB, version: 0, pinned: 0, flushing: None })
+            .map(|id| Item {
+                id,
+                daddr: META_START_SECTOR + id as u64 * META_BB,
+                version: 0,
+                pinned: 0,
+                flushing: None,
+            })
             .collect();
         let writers = (0..scenario.writers)
             .map(|w| Writer {
@@ -336,18 +355,65 @@ impl Sim {
         self.set_keep_trace(false);
         let mut idle_rounds = 0;
         while idle_rounds < 3 && !self.hung {
-            while let Some(&Reverse((_, _, ev))) = self.queue.peek() {
-                if ev == Event::LogWorker && self.queue.len() == 1 {
-                    break;
-                }
-                self.step();
-            }
+            self.run_quiet();
             self.xfs_log_force_async(TASK_LOG_WORKER);
             if self.queue.len() <= 1 {
                 idle_rounds += 1;
             }
         }
         self.keep_trace = keep;
+    }
+
+    /// Applies a user command at the current instant.
+    pub fn command(&mut self, cmd: Command) {
+        match cmd {
+            Command::ForceLog => self.xfs_log_force_async(TASK_LOG_WORKER),
+        }
+    }
+
+    /// What writer `w` is doing (views and tests).
+    pub fn writer_state(&self, w: u32) -> Option<WriterState> {
+        self.writers.get(w as usize).map(|wr| wr.state)
+    }
+
+    /// Clean unmount (`xfs_log_unmount`): drain, write every AIL item back, flush the data
+    /// device, then write a lone unmount record with PREFLUSH|FUA and wait for it.
+    pub fn unmount(&mut self) {
+        self.drain();
+        if let Some(max) = self.ail.max_lsn() {
+            self.ail.push(max);
+            self.aild_idle = false;
+            self.schedule(self.now, Event::Aild);
+        }
+        self.run_quiet();
+        let dd = self.data_dev;
+        let (id, done) = self.devs[dd].submit_flush(self.now, 0);
+        self.schedule(done, Event::IoDone { dev: dd as u8, id });
+        self.run_quiet();
+        let mut to_sync = Vec::new();
+        let len = OP_HDR + 8;
+        let Some(sp) = self.log.get_iclog_space(len, &mut to_sync) else { return };
+        debug_assert!(to_sync.is_empty() && sp.start == 0, "a drained log has an empty head iclog");
+        let i = sp.iclog;
+        let ic = &mut self.log.iclogs[i];
+        let hdr = OpHeader { tid: self.rng.next_u32(), len: 8, clientid: format::XFS_LOG, flags: XLOG_UNMOUNT_TRANS };
+        hdr.write(&mut ic.data[0..12]);
+        // xfs_unmount_log_format: magic XLOG_UNMOUNT_TYPE 0x556e, pad.
+        ic.data[12..14].copy_from_slice(&0x556eu16.to_le_bytes());
+        ic.num_logops = 1;
+        ic.refcnt -= 1;
+        self.xlog_force_iclog(TASK_LOG_WORKER, i, XLOG_ICL_NEED_FLUSH | XLOG_ICL_NEED_FUA);
+        self.run_quiet();
+    }
+
+    /// Runs every queued event except the periodic log worker.
+    fn run_quiet(&mut self) {
+        while let Some(&Reverse((_, _, ev))) = self.queue.peek() {
+            if ev == Event::LogWorker && self.queue.len() == 1 {
+                break;
+            }
+            self.step();
+        }
     }
 
     pub fn now(&self) -> Ns {
@@ -492,7 +558,8 @@ impl Sim {
     }
 
     fn trace_grant(&mut self, task: u32, event: GrantEvent, t: &Ticket) {
-        let ticket = TicketView { ocnt: t.ocnt, cnt: t.cnt, curr_res: t.curr_res, unit_res: t.unit_res, flags: t.flags };
+        let ticket =
+            TicketView { ocnt: t.ocnt, cnt: t.cnt, curr_res: t.curr_res, unit_res: t.unit_res, flags: t.flags };
         let log = self.grant_view();
         self.emit(task, TraceKind::Grant { event, ticket, log });
     }
@@ -838,7 +905,9 @@ impl Sim {
         let wi = w as usize;
         let lsn = self.writers[wi].commit_lsn;
         let found = self.log.iclogs.iter().position(|ic| {
-            ic.lsn == lsn && !matches!(ic.state, IclogState::Dirty) && !(ic.state == IclogState::Active && ic.offset == 0)
+            ic.lsn == lsn
+                && !matches!(ic.state, IclogState::Dirty)
+                && !(ic.state == IclogState::Active && ic.offset == 0)
         });
         let Some(i) = found else {
             return self.force_done(w); // already on disk
@@ -978,7 +1047,18 @@ impl Sim {
                     self.pending_records[i] = Some(rec);
                     let dd = self.data_dev;
                     let (id, done) = self.devs[dd].submit_flush(self.now, TAG_ICLOG_DATA_FLUSH | i as u64);
-                    self.emit(TASK_IOEND, TraceKind::DevSubmit { dev: dd as u8, id, sector: 0, bytes: 0, preflush: false, fua: false, flush: true });
+                    self.emit(
+                        TASK_IOEND,
+                        TraceKind::DevSubmit {
+                            dev: dd as u8,
+                            id,
+                            sector: 0,
+                            bytes: 0,
+                            preflush: false,
+                            fua: false,
+                            flush: true,
+                        },
+                    );
                     self.schedule(done, Event::IoDone { dev: dd as u8, id });
                     return;
                 }

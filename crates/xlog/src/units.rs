@@ -79,20 +79,15 @@ pub fn parse_size(field: &str, text: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        _ => {
-            return Err(format!(
-                "{field}: '{text}' has an unknown unit '{unit}' (allowed: B, KiB, MiB, GiB, TiB)"
-            ))
-        }
+        _ => return Err(format!("{field}: '{text}' has an unknown unit '{unit}' (allowed: B, KiB, MiB, GiB, TiB)")),
     };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("{field}: '{text}' is too large"))
+    n.checked_mul(mult).ok_or_else(|| format!("{field}: '{text}' is too large"))
 }
 
 /// Formats bytes with the largest binary unit that divides them exactly.
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -102,9 +97,7 @@ pub fn format_size(bytes: u64) -> String {
 /// Parses "10s", "250ms", "30us", "5000ns", "1.5s" into nanoseconds.
 pub fn parse_duration(field: &str, text: &str) -> Result<Ns, String> {
     let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let bad = || format!("{field}: '{text}' is not a duration (e.g. 10s, 250ms, 50us)");
     let mult: u64 = match unit.trim() {
@@ -131,11 +124,11 @@ pub fn parse_duration(field: &str, text: &str) -> Result<Ns, String> {
 }
 
 pub fn format_duration(ns: Ns) -> String {
-    if ns % NS_PER_SEC == 0 {
+    if ns.is_multiple_of(NS_PER_SEC) {
         format!("{}s", ns / NS_PER_SEC)
-    } else if ns % NS_PER_MS == 0 {
+    } else if ns.is_multiple_of(NS_PER_MS) {
         format!("{}ms", ns / NS_PER_MS)
-    } else if ns % NS_PER_US == 0 {
+    } else if ns.is_multiple_of(NS_PER_US) {
         format!("{}us", ns / NS_PER_US)
     } else {
         format!("{ns}ns")

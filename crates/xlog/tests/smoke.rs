@@ -11,12 +11,3 @@ fn presets_run() {
         assert!(!m.hung);
     }
 }
-
-#[test]
-fn small_fsmark_metrics() {
-    let mut s = find_preset("small-crash").unwrap();
-    s.workload = WorkloadKind::FsmarkCreate;
-    let mut sim = Sim::new(&s).unwrap();
-    sim.run();
-    eprintln!("{:?}", sim.metrics());
-}

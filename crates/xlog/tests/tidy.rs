@@ -4,8 +4,23 @@ use std::fs;
 use std::path::Path;
 
 const BANNED_DEPS: &[&str] = &[
-    "wasm-bindgen", "web-sys", "js-sys", "yew", "gloo", "tokio", "async-std", "rayon", "crossbeam",
-    "getrandom", "rand", "chrono", "time", "std-fs", "reqwest", "serde_json", "clap",
+    "wasm-bindgen",
+    "web-sys",
+    "js-sys",
+    "yew",
+    "gloo",
+    "tokio",
+    "async-std",
+    "rayon",
+    "crossbeam",
+    "getrandom",
+    "rand",
+    "chrono",
+    "time",
+    "std-fs",
+    "reqwest",
+    "serde_json",
+    "clap",
 ];
 
 #[test]

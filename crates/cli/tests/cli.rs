@@ -1,0 +1,105 @@
+//! The loglab command line, as scripts and course material use it.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn loglab() -> Command {
+    Command::cargo_bin("loglab").unwrap()
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = loglab().args(args).assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn presets_lists_the_named_scenarios() {
+    let out = loglab().arg("presets").assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    for p in ["fsync-heavy", "fsmark-create", "small-crash"] {
+        assert!(text.lines().any(|l| l.starts_with(p)), "{p} missing in {text}");
+    }
+}
+
+#[test]
+fn run_json_has_the_metric_keys_and_is_deterministic() {
+    let args = ["run", "--preset", "small-crash", "--set", "duration=100ms", "--json"];
+    let a = json(&args);
+    for k in [
+        "sim_seconds",
+        "transactions",
+        "tx_per_sec",
+        "latency_ms_p50",
+        "latency_ms_p99",
+        "latency_ms_p995",
+        "bandwidth_mb_s",
+        "grant_head_waits",
+        "checkpoints",
+        "iclog_writes",
+        "noiclog_events",
+        "cache_flushes",
+        "fua_writes",
+        "device_writes",
+        "reservation_overruns",
+        "hung",
+        "events",
+        "trace_hash",
+        "ail_pushes",
+        "metadata_writebacks",
+        "bytes_logged",
+    ] {
+        assert!(a.get(k).is_some(), "missing key {k}");
+    }
+    assert!(a["transactions"].as_u64().unwrap() > 0);
+    assert_eq!(a["sim_seconds"].as_f64().unwrap(), 0.1);
+    assert_eq!(a, json(&args), "same scenario and seed, same output");
+}
+
+#[test]
+fn set_changes_the_model() {
+    let base = json(&["run", "--preset", "small-crash", "--duration", "100ms", "--json"]);
+    let other = json(&["run", "--preset", "small-crash", "--duration", "100ms", "--set", "seed=2", "--json"]);
+    assert_ne!(base["trace_hash"], other["trace_hash"]);
+    let ssd =
+        json(&["run", "--preset", "small-crash", "--duration", "100ms", "--set", "device=enterprise-ssd", "--json"]);
+    assert_eq!(ssd["cache_flushes"].as_u64().unwrap(), 0, "no volatile cache: flushes elided");
+    assert!(ssd["cache_flushes_elided"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for (args, needle) in [
+        (vec!["run", "--preset", "nope"], "unknown preset 'nope'"),
+        (vec!["run", "--set", "fs_size=22OGiB"], "fs_size"),
+        (vec!["run", "--set", "iclog_count=9"], "iclog_count: 9 is out of range (allowed: 2 to 8)"),
+        (vec!["run", "--set", "bogus=1"], "unknown key 'bogus'"),
+        (vec!["run", "--set", "flush"], "is not KEY=VALUE"),
+        (vec!["crash", "--crash-points", "0"], "--crash-points"),
+    ] {
+        let out = loglab().args(&args).assert().code(2).get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn crash_reports_states_and_violations_by_invariant() {
+    let ok = json(&["crash", "--preset", "small-crash", "--crash-points", "30", "--json"]);
+    assert!(ok["crash_states"].as_u64().unwrap() >= 30);
+    assert!(ok["states_per_sec"].as_f64().unwrap() > 0.0);
+    assert_eq!(ok["violations"], serde_json::json!({}));
+    assert_eq!(ok["hung"], false);
+    let bad = json(&[
+        "crash",
+        "--preset",
+        "small-crash",
+        "--set",
+        "device_bug=fua-ignored",
+        "--crash-points",
+        "30",
+        "--json",
+    ]);
+    assert!(bad["violations"]["durability"].as_u64().unwrap() > 0, "{bad}");
+    assert!(!bad["examples"].as_array().unwrap().is_empty());
+}
