@@ -5,7 +5,7 @@
 //! had to finish first brings the writes that flush covered). Exhaustive up to the state
 //! budget, seeded sampling beyond, deduplicated by content hash.
 
-use crate::device::{write_sectors, IoKind, SectorMap, SECTOR};
+use crate::device::{IoKind, SectorMap, SECTOR};
 use crate::oracle::{self, Oracle};
 use crate::recovery::{Image, Layer};
 use crate::sim::Sim;
@@ -134,9 +134,9 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
         let overlays = build_overlays(sim, &ch, &pick, &tears);
         let mut h = TraceHasher::default();
         for (d, o) in overlays.iter().enumerate() {
-            for (k, v) in o {
+            for (k, v) in o.iter() {
                 h.write_u64(d as u64);
-                h.write_u64(*k);
+                h.write_u64(k);
                 h.write(v);
             }
         }
@@ -191,11 +191,11 @@ fn build_overlays(sim: &Sim, ch: &[Choice], pick: &[u8], tears: &[u64]) -> Vec<S
                 let mask = if tears[i] == 0 { u64::MAX >> (64 - (n / 2).clamp(1, 63)) } else { tears[i] };
                 for k in 0..n {
                     if mask >> (k % 64) & 1 == 1 {
-                        write_sectors(&mut overlays[c.dev], c.sector + k as u64, &c.data[k * SECTOR..(k + 1) * SECTOR]);
+                        overlays[c.dev].write(c.sector + k as u64, &c.data[k * SECTOR..(k + 1) * SECTOR]);
                     }
                 }
             } else {
-                write_sectors(&mut overlays[c.dev], c.sector, &c.data);
+                overlays[c.dev].write(c.sector, &c.data);
             }
         }
     }

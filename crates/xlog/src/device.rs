@@ -12,12 +12,9 @@
 use crate::scenario::DeviceBug;
 use crate::units::{Ns, NS_PER_SEC};
 use serde::Serialize;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
-pub const SECTOR: usize = 512;
-pub type Sector = [u8; SECTOR];
-/// Sparse sector store: only written sectors cost memory.
-pub type SectorMap = BTreeMap<u64, Sector>;
+pub use crate::sectors::{SectorMap, SECTOR};
 
 /// Physical parameters of a device class (see `profile.rs` for the sources).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -231,7 +228,7 @@ impl Device {
                 }
                 let stable = !self.profile.volatile_cache || (fua && self.bug != DeviceBug::FuaIgnored);
                 if stable {
-                    write_sectors(&mut self.stable, req.sector, &req.data);
+                    self.stable.write(req.sector, &req.data);
                 } else if fua {
                     self.stats.semantics_violations += 1;
                     self.cached_bytes += req.data.len() as u64;
@@ -271,7 +268,7 @@ impl Device {
             }
             let w = self.cache.pop_front().expect("front exists");
             self.cached_bytes -= w.data.len() as u64;
-            write_sectors(&mut self.stable, w.sector, &w.data);
+            self.stable.write(w.sector, &w.data);
         }
     }
 
@@ -294,14 +291,6 @@ impl Device {
     /// Completion sequence the next cached write will get.
     pub fn next_cseq(&self) -> u64 {
         self.next_cseq
-    }
-}
-
-pub fn write_sectors(map: &mut SectorMap, sector: u64, data: &[u8]) {
-    for (i, chunk) in data.chunks(SECTOR).enumerate() {
-        let mut s = [0u8; SECTOR];
-        s[..chunk.len()].copy_from_slice(chunk);
-        map.insert(sector + i as u64, s);
     }
 }
 
@@ -343,7 +332,7 @@ mod tests {
         let mut d = dev(DeviceClass::Nvme);
         let (id, _) = d.submit_write(0, 10, block(1), false, false, 0);
         d.complete(id);
-        assert!(d.stable().get(&10).is_none());
+        assert!(d.stable().get(10).is_none());
         assert_eq!(d.cached().len(), 1);
     }
 
@@ -354,8 +343,8 @@ mod tests {
         d.complete(a);
         let (b, _) = d.submit_write(0, 2, block(2), false, true, 0);
         d.complete(b);
-        assert_eq!(d.stable()[&2][0], 2);
-        assert!(d.stable().get(&1).is_none(), "FUA must not flush earlier cached writes");
+        assert_eq!(d.stable().get(2).unwrap()[0], 2);
+        assert!(d.stable().get(1).is_none(), "FUA must not flush earlier cached writes");
     }
 
     #[test]
@@ -367,9 +356,9 @@ mod tests {
         let (f, _) = d.submit_write(0, 3, block(3), true, false, 0);
         d.complete(b); // completes after the PREFLUSH was issued
         d.complete(f);
-        assert!(d.stable().contains_key(&1), "completed before issue: made stable");
-        assert!(!d.stable().contains_key(&2), "completed after issue: not covered");
-        assert!(!d.stable().contains_key(&3), "PREFLUSH without FUA leaves the write cached");
+        assert!(d.stable().contains(1), "completed before issue: made stable");
+        assert!(!d.stable().contains(2), "completed after issue: not covered");
+        assert!(!d.stable().contains(3), "PREFLUSH without FUA leaves the write cached");
     }
 
     #[test]
@@ -379,7 +368,7 @@ mod tests {
         d.complete(a);
         let (f, _) = d.submit_flush(0, 0);
         d.complete(f);
-        assert_eq!(d.stable()[&7][0], 7);
+        assert_eq!(d.stable().get(7).unwrap()[0], 7);
         assert!(d.cached().is_empty());
     }
 
@@ -394,7 +383,7 @@ mod tests {
         assert_eq!(d.stats.flushes, 0);
         assert_eq!(d.stats.flushes_elided, 1);
         assert_eq!(d.stats.fua_writes, 0);
-        assert!(d.stable().contains_key(&4));
+        assert!(d.stable().contains(4));
     }
 
     #[test]
@@ -402,7 +391,7 @@ mod tests {
         let mut d = Device::new(profile(DeviceClass::Nvme), DeviceBug::FuaIgnored);
         let (a, _) = d.submit_write(0, 5, block(5), false, true, 0);
         d.complete(a);
-        assert!(d.stable().get(&5).is_none());
+        assert!(d.stable().get(5).is_none());
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl Iclog {
         self.lsn = Lsn::ZERO;
         self.tail_lsn = Lsn::ZERO;
         self.flags = 0;
-        self.data.iter_mut().for_each(|b| *b = 0);
+        // The data buffer is not cleared: xlog_sync copies only the `offset` bytes written.
     }
 }
 

@@ -13,6 +13,7 @@ mod presets;
 mod profile;
 mod recovery;
 mod scenario;
+mod sectors;
 mod sim;
 mod trace;
 mod units;
@@ -31,6 +32,7 @@ pub use scenario::{
     CommitOrdering, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, Geometry, RsumCache, Scenario,
     ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
 };
+pub use sectors::SectorMap;
 pub use sim::{CheckpointRecord, Command, History, IclogView, Sim, View, WriterState};
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
 pub use units::{format_duration, format_size, parse_duration, parse_size, Lsn, Ns, NS_PER_MS, NS_PER_SEC, NS_PER_US};

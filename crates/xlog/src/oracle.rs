@@ -171,7 +171,7 @@ impl<'h> Oracle<'h> {
         if idempotence {
             let mut again = img.clone();
             for (&s, block) in &rep.writes {
-                crate::device::write_sectors(&mut again.devs[img.data_dev].over, s, block);
+                again.devs[img.data_dev].over.write(s, block);
             }
             match recover(&again) {
                 Ok(r2) if r2.items == rep.items => {}

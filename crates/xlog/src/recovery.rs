@@ -18,12 +18,12 @@ const XLOG_MAX_ICLOGS: usize = 8;
 #[derive(Clone, Debug)]
 pub struct Layer<'a> {
     pub base: &'a SectorMap,
-    pub over: BTreeMap<u64, [u8; SECTOR]>,
+    pub over: SectorMap,
 }
 
 impl Layer<'_> {
     pub fn read(&self, sector: u64) -> [u8; SECTOR] {
-        self.over.get(&sector).or_else(|| self.base.get(&sector)).copied().unwrap_or([0; SECTOR])
+        self.over.get(sector).or_else(|| self.base.get(sector)).copied().unwrap_or([0; SECTOR])
     }
 }
 
@@ -273,10 +273,10 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
     let data = img.data();
     let mut meta: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
     let meta_end = img.log_start.max(META_START_SECTOR + 1);
+    let meta_to = if img.data_dev == 0 { meta_end } else { u64::MAX };
     let meta_range = |m: &SectorMap| {
-        m.range(META_START_SECTOR..if img.data_dev == 0 { meta_end } else { u64::MAX })
-            .filter(|(s, _)| (*s - META_START_SECTOR).is_multiple_of(META_BB))
-            .map(|(s, _)| *s)
+        m.sectors_in(META_START_SECTOR, meta_to)
+            .filter(|s| (s - META_START_SECTOR).is_multiple_of(META_BB))
             .collect::<Vec<_>>()
     };
     let mut sectors = meta_range(data.base);

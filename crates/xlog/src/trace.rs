@@ -126,7 +126,8 @@ pub struct TraceEvent {
     pub kind: TraceKind,
 }
 
-/// FNV-1a, with `usize`/`isize` widened so native and wasm32 hash the same.
+/// A word-at-a-time multiplicative hash (FxHash's mixing), with `usize`/`isize` widened so
+/// native and wasm32 hash the same. Not for adversarial input: only determinism checks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceHasher(pub u64);
 
@@ -136,20 +137,45 @@ impl Default for TraceHasher {
     }
 }
 
+impl TraceHasher {
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
 impl Hasher for TraceHasher {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= b as u64;
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.mix(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
         }
     }
+    fn write_u8(&mut self, n: u8) {
+        self.mix(n as u64);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.mix(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.mix(n);
+    }
+    fn write_i64(&mut self, n: i64) {
+        self.mix(n as u64);
+    }
     fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
+        self.mix(n as u64);
     }
     fn write_isize(&mut self, n: isize) {
-        self.write_i64(n as i64);
+        self.mix(n as i64 as u64);
     }
 }

@@ -170,8 +170,8 @@ fn recovery_trims_a_torn_head_record() {
     };
     let mut img = image(&sim);
     // Tear it: only its first sector (the record header) lands.
-    let mut over = std::collections::BTreeMap::new();
-    over.insert(req.sector, req.data[..512].try_into().unwrap());
+    let mut over = SectorMap::new();
+    over.write(req.sector, &req.data[..512]);
     img.devs[0].over = over;
     let rep = recover(&img).unwrap();
     let torn_blk = (req.sector - sim.log_start_sector()) as u32;

@@ -1,0 +1,88 @@
+//! Sparse sector storage in 4 KiB pages: only written pages cost memory.
+
+use std::collections::BTreeMap;
+
+pub const SECTOR: usize = 512;
+const PER_PAGE: u64 = 8;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Page {
+    data: Box<[u8; SECTOR * PER_PAGE as usize]>,
+    /// Bit i: sector i of the page has been written.
+    present: u8,
+}
+
+/// Sectors by number; unwritten sectors read as absent (zeros to the reader).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SectorMap {
+    pages: BTreeMap<u64, Page>,
+}
+
+impl SectorMap {
+    pub fn new() -> SectorMap {
+        SectorMap::default()
+    }
+
+    /// Writes whole sectors starting at `sector` (`data` a multiple of 512 bytes).
+    pub fn write(&mut self, sector: u64, data: &[u8]) {
+        for (i, chunk) in data.chunks(SECTOR).enumerate() {
+            let s = sector + i as u64;
+            let page = self
+                .pages
+                .entry(s / PER_PAGE)
+                .or_insert_with(|| Page { data: Box::new([0; SECTOR * PER_PAGE as usize]), present: 0 });
+            let off = (s % PER_PAGE) as usize * SECTOR;
+            page.data[off..off + chunk.len()].copy_from_slice(chunk);
+            page.present |= 1 << (s % PER_PAGE);
+        }
+    }
+
+    pub fn get(&self, sector: u64) -> Option<&[u8; SECTOR]> {
+        let page = self.pages.get(&(sector / PER_PAGE))?;
+        let i = sector % PER_PAGE;
+        if page.present >> i & 1 == 0 {
+            return None;
+        }
+        let off = i as usize * SECTOR;
+        Some(page.data[off..off + SECTOR].try_into().expect("one sector"))
+    }
+
+    pub fn contains(&self, sector: u64) -> bool {
+        self.get(sector).is_some()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// Written sectors in `[from, to)`, in order.
+    pub fn sectors_in(&self, from: u64, to: u64) -> impl Iterator<Item = u64> + '_ {
+        self.pages.range(from / PER_PAGE..to.div_ceil(PER_PAGE)).flat_map(move |(&p, page)| {
+            (0..PER_PAGE)
+                .filter(move |i| page.present >> i & 1 == 1)
+                .map(move |i| p * PER_PAGE + i)
+                .filter(move |&s| s >= from && s < to)
+        })
+    }
+
+    /// Every written sector with its bytes, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &[u8; SECTOR])> + '_ {
+        self.sectors_in(0, u64::MAX).map(move |s| (s, self.get(s).expect("present")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_pages_track_written_sectors_only() {
+        let mut m = SectorMap::new();
+        m.write(7, &[1u8; 1024]); // sectors 7 and 8 straddle two pages
+        assert!(m.contains(7) && m.contains(8) && !m.contains(6) && !m.contains(9));
+        assert_eq!(m.get(8).unwrap()[0], 1);
+        assert_eq!(m.sectors_in(0, 100).collect::<Vec<_>>(), vec![7, 8]);
+        assert_eq!(m.sectors_in(8, 9).collect::<Vec<_>>(), vec![8]);
+        assert_eq!(m.iter().count(), 2);
+    }
+}
