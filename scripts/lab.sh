@@ -7,7 +7,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=../tools.env
 . "$ROOT/tools.env"
-LOGDIR="$ROOT/target/lab-logs"
+# One build cache per machine, outside the checkout: CI's fresh clones then build warm.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/loglab/target}"
+LOGDIR="$CARGO_TARGET_DIR/lab-logs"
 mkdir -p "$LOGDIR"
 export PATH="$HOME/.cargo/bin:$ROOT/e2e/node_modules/.bin:$PATH"
 
@@ -18,7 +20,7 @@ die() { printf 'lab: error: %s\n' "$*" >&2; exit 1; }
 step() {
   local what=$1 fix=$2 log="$LOGDIR/$3.log"; shift 3
   if ! "$@" >"$log" 2>&1; then
-    die "$what failed (log: ${log#"$ROOT"/}); $fix"
+    die "$what failed (log: $log); $fix"
   fi
 }
 

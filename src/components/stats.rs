@@ -14,8 +14,8 @@ fn writer_colour(s: &WriterState) -> &'static str {
     match s {
         WriterState::Thinking | WriterState::Stopped => "#d7dad4",
         WriterState::GrantWait => "#c0392b",
-        WriterState::Writing | WriterState::Copying { .. } => "#2f7d6d",
-        WriterState::FlushWait => "#e5b04a",
+        WriterState::Throttled => "#e5b04a",
+        WriterState::CommitWait => "#2f7d6d",
         WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => "#5b8bd0",
     }
 }
@@ -31,6 +31,11 @@ pub fn stats(props: &StatsProps) -> Html {
         ("reserve grant free", format!("{} KiB", v.reserve_free_bytes / 1024)),
         ("grant head waiters", v.reserve_waiters.to_string()),
         ("AIL items", v.ail_items.to_string()),
+        ("CIL sequence", v.cil_sequence.to_string()),
+        ("CIL space used", format!("{} KiB of {} KiB", v.cil_space_used / 1024, v.cil_blocking_limit / 2048)),
+        ("CIL throttle queue", v.cil_throttle_depth.to_string()),
+        ("checkpoints committing", v.checkpoints_committing.to_string()),
+        ("checkpoints", m.checkpoints.to_string()),
         ("iclog writes", m.iclog_writes.to_string()),
         ("noiclogs waits", m.noiclog_events.to_string()),
         ("cache flushes", m.cache_flushes.to_string()),
@@ -44,7 +49,7 @@ pub fn stats(props: &StatsProps) -> Html {
                 { for rows.into_iter().map(|(k, val)| html! { <tr><td>{ k }</td><td data-key={k}>{ val }</td></tr> }) }
             </table>
             <h2 style="margin-top:14px">{ format!("writers ({})", v.writer_states.len()) }</h2>
-            <div class="writers" title="grey: thinking · green: writing · yellow: waiting for an iclog · red: grant wait · blue: fsync">
+            <div class="writers" title="grey: thinking · red: grant wait · yellow: CIL throttle · green: waiting for a checkpoint · blue: waiting for log I/O">
                 { for v.writer_states.iter().map(|s| html! { <i style={format!("--c:{}", writer_colour(s))}></i> }) }
             </div>
         </div>

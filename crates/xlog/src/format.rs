@@ -22,6 +22,7 @@ pub const XFS_LOG: u8 = 0xaa;
 pub const XFS_TRANS_HEADER_MAGIC: u32 = 0x5452_414e;
 pub const XFS_TRANS_CHECKPOINT: u32 = 40;
 pub const XFS_LI_BUF: u16 = 0x123c;
+pub const XFS_LI_INODE: u16 = 0x123b;
 /// `XFS_BLF_CHUNK`: buffers are logged in 128-byte chunks.
 pub const XFS_BLF_CHUNK: u32 = 128;
 /// `offsetof(struct xfs_buf_log_format, blf_data_map)`
@@ -117,6 +118,22 @@ pub fn buf_log_format(blkno: u64, len_bb: u16, nregions: u16, map: &[u32]) -> Ve
         let o = BLF_HDR as usize + 4 * i;
         b[o..o + 4].copy_from_slice(&w.to_le_bytes());
     }
+    b
+}
+
+/// `struct xfs_inode_log_format` (56 bytes, host order) for the inode at `blkno`.
+pub fn inode_log_format(blkno: u64, nregions: u16, dsize: u16, asize: u16) -> Vec<u8> {
+    let mut b = vec![0u8; 56];
+    b[0..2].copy_from_slice(&XFS_LI_INODE.to_le_bytes());
+    b[2..4].copy_from_slice(&nregions.to_le_bytes());
+    // ilf_fields: XFS_ILOG_CORE (1) | DDATA (2) | ADATA (0x40) as the forks are logged.
+    let fields = 1u32 | if dsize > 0 { 2 } else { 0 } | if asize > 0 { 0x40 } else { 0 };
+    b[4..8].copy_from_slice(&fields.to_le_bytes());
+    b[8..10].copy_from_slice(&asize.to_le_bytes());
+    b[10..12].copy_from_slice(&dsize.to_le_bytes());
+    b[16..24].copy_from_slice(&blkno.to_le_bytes()); // ilf_ino: the model's inode number
+    b[40..48].copy_from_slice(&blkno.to_le_bytes()); // ilf_blkno
+    b[48..52].copy_from_slice(&8i32.to_le_bytes()); // ilf_len
     b
 }
 

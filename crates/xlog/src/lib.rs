@@ -1,6 +1,7 @@
 //! xlog: a deterministic model of the XFS journal. The UI and the CLI see only this facade.
 
 mod ail;
+mod cil;
 mod crash;
 mod device;
 mod format;
@@ -18,6 +19,7 @@ mod sim;
 mod trace;
 mod units;
 
+pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit, Cil, ItemKind};
 pub use crash::{explore as explore_crash_states, CrashExample, CrashReport, EXHAUSTIVE_MAX};
 pub use device::{DeviceProfile, DeviceStats};
 pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
@@ -33,6 +35,6 @@ pub use scenario::{
     ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
 };
 pub use sectors::SectorMap;
-pub use sim::{CheckpointRecord, Command, History, IclogView, Sim, View, WriterState};
+pub use sim::{CheckpointRecord, Command, History, IclogView, PushState, Sim, View, WriterState};
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
 pub use units::{format_duration, format_size, parse_duration, parse_size, Lsn, Ns, NS_PER_MS, NS_PER_SEC, NS_PER_US};

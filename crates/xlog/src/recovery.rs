@@ -3,8 +3,8 @@
 
 use crate::device::{SectorMap, SECTOR};
 use crate::format::{
-    self, rh, OpHeader, BLF_HDR, XFS_LI_BUF, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS, XLOG_CYCLE_DATA_WORDS,
-    XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
+    self, rh, OpHeader, BLF_HDR, XFS_LI_BUF, XFS_LI_INODE, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS,
+    XLOG_CYCLE_DATA_WORDS, XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
 };
 use crate::sim::{META_BB, META_START_SECTOR};
 use crate::units::{btobb, Lsn, BBSIZE, XLOG_HEADER_MAGIC_NUM};
@@ -397,25 +397,30 @@ fn replay(t: &Trans, meta: &mut BTreeMap<u32, (u64, Lsn)>, rep: &mut RecoveryRep
         return Err("transaction header magic is wrong".into());
     }
     while let Some(f) = regions.next() {
-        if f.len() < BLF_HDR as usize || format::le16(f, 0) != XFS_LI_BUF {
-            return Err("unknown log item type".into());
+        if f.len() < BLF_HDR as usize {
+            return Err("log item format too short".into());
         }
+        let (is_inode, blkno) = match format::le16(f, 0) {
+            XFS_LI_BUF => (false, format::le64(f, 8)),
+            XFS_LI_INODE if f.len() >= 56 => (true, format::le64(f, 40)),
+            t => return Err(format!("unknown log item type {t:#x}")),
+        };
         let nregions = format::le16(f, 2) as usize;
-        let blkno = format::le64(f, 8);
         let mut version = None;
         for _ in 1..nregions {
-            let d = regions.next().ok_or("buffer item is missing regions")?;
+            let d = regions.next().ok_or("log item is missing regions")?;
             if version.is_none() {
                 version = format::payload_id(d);
             }
         }
-        let (id, v) = version.ok_or("buffer item without data")?;
+        let (id, v) = version.ok_or("log item without data")?;
         if blkno != META_START_SECTOR + id as u64 * META_BB {
-            return Err(format!("buffer at daddr {blkno} carries item {id}"));
+            return Err(format!("item at daddr {blkno} carries item {id}"));
         }
-        // v5 ordering: metadata at or after this transaction's LSN is not overwritten.
+        // v5 ordering: buffers at or after this transaction's LSN are not overwritten;
+        // inodes only when strictly after (32baa63d82ee: checkpoints may share a start LSN).
         if let Some(&(_, lsn)) = meta.get(&id) {
-            if lsn >= t.r_lsn {
+            if lsn > t.r_lsn || (!is_inode && lsn == t.r_lsn) {
                 rep.regions_skipped_by_lsn += 1;
                 continue;
             }

@@ -57,7 +57,8 @@ switch!(
 );
 switch!(
     /// Writer loops of SPEC.md §9.
-    WorkloadKind { SyncAppend = "sync-append", FsmarkCreate = "fsmark-create", FsyncHeavy = "fsync-heavy" }
+    WorkloadKind { SyncAppend = "sync-append", FsmarkCreate = "fsmark-create", FsyncHeavy = "fsync-heavy",
+    BtreeChurn = "btree-churn", DirRemove = "dir-remove" }
 );
 
 /// A byte count written as "64MiB" in files and URLs.
@@ -251,6 +252,16 @@ impl Scenario {
         Ok(())
     }
 
+    /// First sector of the log on its device: an internal log sits in the middle of the data
+    /// device, as mkfs places it in the middle AG; an external log starts at 0.
+    pub fn log_start_sector(&self) -> u64 {
+        if self.external_log {
+            0
+        } else {
+            (self.fs_size.0 / 512 / 2) & !7
+        }
+    }
+
     /// Checks every field and derives the log geometry; the error names field, value and range.
     pub fn validate(&self) -> Result<Geometry, String> {
         let range = |field: &str, v: u64, lo: u64, hi: u64| -> Result<(), String> {
@@ -308,6 +319,16 @@ impl Scenario {
         range("tx_chunks", self.tx_chunks as u64, 1, 32)?;
         if self.think.0 > 10 * crate::units::NS_PER_SEC {
             return Err(format!("think: {} is out of range (allowed: 0 to 10s)", format_duration(self.think.0)));
+        }
+        let per_writer = crate::sim::items_per_writer(self, self.log_start_sector());
+        if per_writer < self.tx_items * 4 {
+            return Err(format!(
+                "fs_size: {} holds {per_writer} metadata blocks per writer, fewer than the {} that {} writers x tx_items {} need",
+                format_size(self.fs_size.0),
+                self.tx_items * 4,
+                self.writers,
+                self.tx_items
+            ));
         }
         let geo = Geometry::new(self);
         // The log must hold at least two maximal transactions (XFS_MIN_LOG_FACTOR).

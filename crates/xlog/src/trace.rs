@@ -111,6 +111,7 @@ pub enum TraceKind {
     AilPinned { item: u32, lsn: Lsn },
     AssignTail { new: Lsn, old: Lsn, last_sync: Lsn },
     LogForce { lsn: Lsn },
+    CilPush { seq: u64 },
     DevSubmit { dev: u8, id: u64, sector: u64, bytes: u32, preflush: bool, fua: bool, flush: bool },
     DevComplete { dev: u8, id: u64 },
     TxCommit { ckpt: u32, start: Lsn, commit: Lsn },

@@ -46,9 +46,20 @@ fn model_sources_use_no_banned_apis_and_open_with_a_doc_line() {
         ("FIXME", "an issue"),
         ("should_panic", "an assertion on the error value"),
     ];
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    for entry in fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 10);
+    for path in files {
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("//! "), "{} must open with a //! line of responsibility", path.display());
         for (word, instead) in banned {

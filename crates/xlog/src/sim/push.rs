@@ -1,0 +1,475 @@
+//! CIL push workers (`xlog_cil_push_work`) and `xlog_write`: checkpoints onto the iclogs.
+
+use super::{CheckpointRecord, Cursor, Op, Sim, TAG_PUSH_FLUSH, TASK_PUSH_BASE};
+use crate::cil::{item_regions, xlog_cil_blocking_space_limit, CilCtx};
+use crate::format::{
+    self, OpHeader, XFS_TRANSACTION, XLOG_COMMIT_TRANS, XLOG_CONTINUE_TRANS, XLOG_END_TRANS, XLOG_START_TRANS,
+    XLOG_WAS_CONT_TRANS,
+};
+use crate::grant::{Ticket, OP_HDR, TRANS_HDR};
+use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
+use crate::scenario::{CommitOrdering, FlushPolicy, StartRecordOrder, TailUpdate, Throttle};
+use crate::trace::{IclogEvent, TraceKind};
+use crate::units::{Lsn, Ns};
+use rand_core::RngCore;
+use serde::Serialize;
+
+/// Model: memcpy into the iclog at 4 GB/s plus a fixed lock/setup cost.
+const COPY_FIXED_NS: Ns = 300;
+const COPY_BYTES_PER_NS: u64 = 4;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum PushState {
+    #[default]
+    Idle,
+    Starting,
+    /// v5.14: waiting for the async data-device cache flush issued at push start.
+    DataFlushWait,
+    /// Waiting for lower sequences' start records (`xc_start_wait`).
+    StartOrderWait,
+    Writing,
+    /// Sleeping on `l_flush_wait`: no ACTIVE iclog at the ring head.
+    FlushWait,
+    Copying {
+        iclog: u32,
+    },
+    /// Waiting for lower sequences' commit records (`xc_commit_wait`).
+    CommitOrderWait,
+    /// Waiting for an earlier iclog before releasing the commit iclog.
+    PrevWait {
+        iclog: u32,
+    },
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Phase {
+    #[default]
+    Body,
+    Commit,
+    Done,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Pusher {
+    pub state: PushState,
+    pub seq: u64,
+    pub cursor: Cursor,
+    pub phase: Phase,
+    pub preflush_tail: Lsn,
+    pub iclogs_used: u32,
+    pub commit_stable: bool,
+}
+
+impl Sim {
+    fn task(k: u32) -> u32 {
+        TASK_PUSH_BASE + k
+    }
+
+    fn ctx_mut(&mut self, seq: u64) -> &mut CilCtx {
+        self.cil.committing.iter_mut().find(|c| c.sequence == seq).expect("pushing a committing context")
+    }
+
+    pub(crate) fn pusher_run(&mut self, k: u32) {
+        match self.pushers[k as usize].state {
+            PushState::Starting => self.push_start(k),
+            PushState::DataFlushWait | PushState::StartOrderWait => self.push_order_start(k),
+            PushState::Writing | PushState::FlushWait => self.write_step(k),
+            PushState::CommitOrderWait => self.push_order_commit(k),
+            PushState::PrevWait { .. } => self.push_release_commit(k),
+            PushState::Idle | PushState::Copying { .. } => {}
+        }
+    }
+
+    fn wake_all(&mut self, tasks: Vec<u32>) {
+        for t in tasks {
+            self.wake(t);
+        }
+    }
+
+    /// `xlog_cil_push_work`, up to the first `xlog_write`.
+    fn push_start(&mut self, k: u32) {
+        let task = Self::task(k);
+        let used = self.cil.ctx.space_used;
+        let wake = match self.scenario.throttle {
+            Throttle::V57 => true,
+            // 5.9: only when the context being pushed is over the hard limit: the hang.
+            Throttle::V59 => used >= xlog_cil_blocking_space_limit(&self.geo) as i64,
+            Throttle::Fixed => !self.cil.push_wait.is_empty(),
+        };
+        if wake {
+            let waiters = std::mem::take(&mut self.cil.push_wait);
+            self.wake_all(waiters);
+        }
+        let commit_stable = std::mem::take(&mut self.cil.push_commit_stable);
+        if self.cil.ctx.items.is_empty() || self.cil.push_seq < self.cil.ctx.sequence {
+            if self.cil.ctx.items.is_empty() {
+                self.cil.push_seq = 0;
+            }
+            return self.push_idle(k);
+        }
+        // Switch contexts: the old one is committing, a new one takes commits.
+        let tid = self.rng.next_u32();
+        let mut t = Ticket::new(tid, self.ctx_unit_res, 1, false);
+        t.curr_res = 0;
+        let next = CilCtx::new(self.cil.ctx.sequence + 1, t);
+        let mut ctx = std::mem::replace(&mut self.cil.ctx, next);
+        // Build the checkpoint: transaction header, then every item's regions.
+        let mut ops = vec![
+            Op { flags: XLOG_START_TRANS, data: Vec::new(), prepaid: false },
+            Op { flags: 0, data: format::trans_header(ctx.ticket.tid, ctx.nvecs).to_vec(), prepaid: true },
+        ];
+        for (&id, lv) in &ctx.items {
+            let daddr = self.items[id as usize].daddr;
+            for r in item_regions(id, daddr, lv.version, lv.kind) {
+                ops.push(Op { flags: 0, data: r, prepaid: true });
+            }
+        }
+        ctx.ticket.curr_res -= (TRANS_HDR + OP_HDR) as i64;
+        let seq = ctx.sequence;
+        self.counters.checkpoint_bytes.saturating_record(ctx.space_used.max(1) as u64);
+        self.cil.committing.push(ctx);
+        let p = &mut self.pushers[k as usize];
+        p.seq = seq;
+        p.cursor = Cursor { ops, idx: 0, off: 0, started: false };
+        p.phase = Phase::Body;
+        p.iclogs_used = 0;
+        p.commit_stable = commit_stable;
+        p.preflush_tail = self.log.tail_lsn;
+        self.emit(task, TraceKind::CilPush { seq });
+        if self.scenario.flush == FlushPolicy::V514 {
+            // 0431d926b399: flush the data device asynchronously; wait before writing.
+            let dd = self.data_dev;
+            let (id, done) = self.devs[dd].submit_flush(self.now, TAG_PUSH_FLUSH | k as u64);
+            self.emit(
+                task,
+                TraceKind::DevSubmit {
+                    dev: dd as u8,
+                    id,
+                    sector: 0,
+                    bytes: 0,
+                    preflush: false,
+                    fua: false,
+                    flush: true,
+                },
+            );
+            self.io_at(done, dd, id);
+            self.pushers[k as usize].state = PushState::DataFlushWait;
+            return;
+        }
+        self.push_order_start(k);
+    }
+
+    /// `xlog_cil_order_write(_START_RECORD)` when start records are ordered.
+    fn push_order_start(&mut self, k: u32) {
+        let seq = self.pushers[k as usize].seq;
+        if self.scenario.start_record_order == StartRecordOrder::Ordered
+            && self.cil.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero())
+        {
+            self.cil.start_wait.push(Self::task(k));
+            self.pushers[k as usize].state = PushState::StartOrderWait;
+            return;
+        }
+        self.pushers[k as usize].state = PushState::Writing;
+        self.write_step(k);
+    }
+
+    /// `xlog_cil_order_write(_COMMIT_RECORD)`: commit records go out in sequence order.
+    fn push_order_commit(&mut self, k: u32) {
+        let seq = self.pushers[k as usize].seq;
+        if self.cil.committing.iter().any(|c| c.sequence < seq && c.commit_lsn.is_zero()) {
+            self.cil.commit_wait.push(Self::task(k));
+            self.pushers[k as usize].state = PushState::CommitOrderWait;
+            return;
+        }
+        let p = &mut self.pushers[k as usize];
+        p.cursor = Cursor {
+            ops: vec![Op { flags: XLOG_COMMIT_TRANS, data: Vec::new(), prepaid: false }],
+            idx: 0,
+            off: 0,
+            started: false,
+        };
+        p.phase = Phase::Commit;
+        p.state = PushState::Writing;
+        self.write_step(k);
+    }
+
+    /// One round of `xlog_write`: get iclog space, copy what fits, hold the reference for
+    /// the copy time. Region bytes were paid by transactions; the context ticket pays record
+    /// headers, start/commit op headers and the op headers of split regions.
+    pub(crate) fn write_step(&mut self, k: u32) {
+        let ki = k as usize;
+        let task = Self::task(k);
+        if self.pushers[ki].phase == Phase::Done {
+            return self.push_release_commit(k);
+        }
+        let remaining: u32 = {
+            let c = &self.pushers[ki].cursor;
+            c.ops[c.idx..].iter().map(|o| OP_HDR + o.data.len() as u32).sum::<u32>() - c.off
+        };
+        let mut to_sync = Vec::new();
+        let space = self.log.get_iclog_space(remaining, &mut to_sync);
+        let seq = self.pushers[ki].seq;
+        for i in to_sync {
+            self.xlog_sync(i, Some(seq));
+        }
+        let Some(sp) = space else {
+            self.counters.noiclog_events += 1;
+            self.log.flush_wait.push(task);
+            self.pushers[ki].state = PushState::FlushWait;
+            return;
+        };
+        self.trace_iclog(task, IclogEvent::GetSpace, sp.iclog);
+        self.pushers[ki].iclogs_used += 1;
+        let mut charge = 0i64;
+        if sp.first {
+            charge += self.geo.iclog_hsize as i64;
+        }
+        let i = sp.iclog;
+        if !self.pushers[ki].cursor.started {
+            self.pushers[ki].cursor.started = true;
+            if self.scenario.flush == FlushPolicy::SeriesV1 {
+                // v1 3/5: NEED_FLUSH on the first iclog each xlog_write uses.
+                self.log.iclogs[i].flags |= XLOG_ICL_NEED_FLUSH;
+            }
+        }
+        let mut pos = sp.start as usize;
+        let end = (sp.start + sp.avail) as usize;
+        let mut nops = 0;
+        let mut written = 0u64;
+        let lsn = self.log.iclogs[i].lsn;
+        let tid = self.ctx_mut(seq).ticket.tid;
+        loop {
+            let c = &self.pushers[ki].cursor;
+            if c.idx >= c.ops.len() || end - pos < OP_HDR as usize {
+                break;
+            }
+            let op = &c.ops[c.idx];
+            let left = op.data.len() - c.off as usize;
+            let take = left.min(end - pos - OP_HDR as usize);
+            if take == 0 && left > 0 {
+                break;
+            }
+            let cont = c.off > 0;
+            let fin = take == left;
+            let mut flags = op.flags;
+            if cont {
+                flags |= XLOG_WAS_CONT_TRANS | if fin { XLOG_END_TRANS } else { 0 };
+            } else if !fin {
+                flags |= XLOG_CONTINUE_TRANS;
+            }
+            if !op.prepaid || cont {
+                charge += OP_HDR as i64;
+            }
+            let hdr = OpHeader { tid, len: take as u32, clientid: XFS_TRANSACTION, flags };
+            let buf = &mut self.log.iclogs[i].data;
+            hdr.write(&mut buf[pos..pos + OP_HDR as usize]);
+            let off = c.off as usize;
+            buf[pos + OP_HDR as usize..pos + OP_HDR as usize + take].copy_from_slice(&op.data[off..off + take]);
+            let op_flags = op.flags;
+            pos += OP_HDR as usize + take;
+            nops += 1;
+            written += OP_HDR as u64 + take as u64;
+            if op_flags & XLOG_START_TRANS != 0 {
+                self.start_record_written(k, i, lsn);
+            }
+            if op_flags & XLOG_COMMIT_TRANS != 0 {
+                self.commit_record_written(k, i, lsn);
+            }
+            let c = &mut self.pushers[ki].cursor;
+            if fin {
+                c.idx += 1;
+                c.off = 0;
+            } else {
+                c.off += take as u32;
+                break;
+            }
+        }
+        // Byte-exact: the iclog's offset is what was really copied.
+        let cap = self.geo.ic_capacity;
+        let ic = &mut self.log.iclogs[i];
+        if ic.offset == cap && (pos as u32) < ic.offset {
+            ic.offset = pos as u32;
+        }
+        ic.num_logops += nops;
+        self.charge_ctx(seq, charge);
+        let ic = &self.log.iclogs[i];
+        if ic.state == IclogState::Active && cap - ic.offset <= OP_HDR {
+            self.log.switch_iclogs(i, 0);
+            self.trace_iclog(task, IclogEvent::Switch, i);
+        }
+        let p = &mut self.pushers[ki];
+        if p.cursor.idx >= p.cursor.ops.len() {
+            p.phase = match p.phase {
+                Phase::Body => Phase::Commit,
+                _ => Phase::Done,
+            };
+        }
+        let copy_ns = COPY_FIXED_NS + written / COPY_BYTES_PER_NS;
+        self.pushers[ki].state = PushState::Copying { iclog: i as u32 };
+        self.copy_until(self.now + copy_ns, task);
+    }
+
+    pub(crate) fn charge_ctx(&mut self, seq: u64, bytes: i64) {
+        let t = &mut self.ctx_mut(seq).ticket;
+        let before = t.curr_res;
+        t.curr_res -= bytes;
+        if before >= 0 && t.curr_res < 0 {
+            // "Transaction log reservation overrun" on the checkpoint ticket.
+            self.counters.reservation_overruns += 1;
+        }
+    }
+
+    /// `xlog_cil_set_ctx_write_state` for the start record.
+    fn start_record_written(&mut self, k: u32, i: usize, lsn: Lsn) {
+        let seq = self.pushers[k as usize].seq;
+        self.ctx_mut(seq).start_lsn = lsn;
+        let waiters = std::mem::take(&mut self.cil.start_wait);
+        self.wake_all(waiters);
+        if self.scenario.flush == FlushPolicy::Upstream {
+            // 919edbadebe1: the start-record iclog carries PREFLUSH.
+            self.log.iclogs[i].flags |= XLOG_ICL_NEED_FLUSH;
+        }
+    }
+
+    /// `xlog_cil_set_ctx_write_state` for the commit record: extra reference on the commit
+    /// iclog, callbacks attached in commit order, commit LSN published.
+    fn commit_record_written(&mut self, k: u32, i: usize, lsn: Lsn) {
+        let seq = self.pushers[k as usize].seq;
+        let id = self.history.checkpoints.len() as u32;
+        let ctx = self.ctx_mut(seq);
+        ctx.commit_lsn = lsn;
+        ctx.commit_iclog = Some(i as u32);
+        ctx.ckpt = Some(id);
+        let start_lsn = ctx.start_lsn;
+        let items = ctx.items.iter().map(|(&item, lv)| (item, lv.version)).collect();
+        self.history.checkpoints.push(CheckpointRecord {
+            sequence: seq,
+            items,
+            start_lsn,
+            commit_lsn: lsn,
+            completed: false,
+        });
+        self.counters.commit_records += 1;
+        let ic = &mut self.log.iclogs[i];
+        ic.refcnt += 1;
+        ic.callbacks.push(id);
+        let waiters = std::mem::take(&mut self.cil.commit_wait);
+        self.wake_all(waiters);
+        self.emit(Self::task(k), TraceKind::TxCommit { ckpt: id, start: start_lsn, commit: lsn });
+    }
+
+    /// A copy finished: drop the reference (maybe starting I/O), go on writing.
+    pub(crate) fn copy_done(&mut self, k: u32) {
+        let PushState::Copying { iclog } = self.pushers[k as usize].state else {
+            return;
+        };
+        let i = iclog as usize;
+        self.trace_iclog(Self::task(k), IclogEvent::Release, i);
+        if self.log.release_iclog(i) {
+            let seq = self.pushers[k as usize].seq;
+            self.xlog_sync(i, Some(seq));
+        }
+        let p = &mut self.pushers[k as usize];
+        p.state = PushState::Writing;
+        match p.phase {
+            Phase::Commit if p.cursor.ops.iter().all(|o| o.flags & XLOG_COMMIT_TRANS == 0) => self.push_order_commit(k),
+            _ => self.write_step(k),
+        }
+    }
+
+    /// After the commit record: wait for earlier iclogs as the ordering variant says, flag
+    /// the commit iclog, release it and give the context ticket back.
+    fn push_release_commit(&mut self, k: u32) {
+        let ki = k as usize;
+        let seq = self.pushers[ki].seq;
+        let ctx = self.ctx_mut(seq);
+        let (start_lsn, commit_lsn) = (ctx.start_lsn, ctx.commit_lsn);
+        let ci = ctx.commit_iclog.expect("commit record written") as usize;
+        let waited = matches!(self.pushers[ki].state, PushState::PrevWait { .. });
+        if !waited && start_lsn != commit_lsn {
+            if let Some(j) = self.iclog_to_wait_on(ci, start_lsn, commit_lsn) {
+                self.trace_iclog(Self::task(k), IclogEvent::WaitOn, j);
+                self.force_wait[j].push(Self::task(k));
+                self.pushers[ki].state = PushState::PrevWait { iclog: j as u32 };
+                return;
+            }
+        }
+        let ic = &mut self.log.iclogs[ci];
+        match self.scenario.flush {
+            FlushPolicy::V514 | FlushPolicy::Upstream => {
+                ic.flags |= XLOG_ICL_NEED_FUA;
+                if start_lsn != commit_lsn {
+                    ic.flags |= XLOG_ICL_NEED_FLUSH;
+                }
+                if self.scenario.flush == FlushPolicy::V514
+                    && self.scenario.tail_update == TailUpdate::Fixed
+                    && self.log.tail_lsn != self.pushers[ki].preflush_tail
+                {
+                    // 0dc8f7f139f0: the tail moved after the up-front flush: flush again.
+                    ic.flags |= XLOG_ICL_NEED_FLUSH;
+                }
+            }
+            FlushPolicy::Legacy | FlushPolicy::SeriesV1 => {}
+        }
+        if self.pushers[ki].commit_stable && self.log.iclogs[ci].state == IclogState::Active {
+            self.log.switch_iclogs(ci, 0);
+            self.trace_iclog(Self::task(k), IclogEvent::Switch, ci);
+        }
+        self.stamp_tail_on_release(ci);
+        self.trace_iclog(Self::task(k), IclogEvent::Release, ci);
+        if self.log.release_iclog(ci) {
+            self.xlog_sync(ci, Some(seq));
+        }
+        // 6.x: the context ticket is given back after the commit iclog is released.
+        let ctx = self.ctx_mut(seq);
+        let mut t = ctx.ticket.clone();
+        ctx.ticket.curr_res = 0;
+        let bytes = t.ungrant_bytes();
+        let lb = self.geo.log_bytes;
+        self.log.reserve_head.sub(lb, bytes);
+        self.log.write_head.sub(lb, bytes);
+        self.xfs_log_space_wake();
+        self.counters.checkpoint_iclogs += self.pushers[ki].iclogs_used as u64;
+        self.push_idle(k);
+    }
+
+    /// Which older iclog the push waits for before releasing the commit iclog.
+    fn iclog_to_wait_on(&self, ci: usize, start_lsn: Lsn, commit_lsn: Lsn) -> Option<usize> {
+        let busy = |j: usize| !matches!(self.log.iclogs[j].state, IclogState::Active | IclogState::Dirty);
+        let prev = self.log.prev(ci);
+        match self.scenario.commit_ordering {
+            CommitOrdering::None => None,
+            // v1 2/5 xlog_wait_on_iclog_lsn: the newest busy iclog back to the start LSN.
+            CommitOrdering::SeriesV1 => {
+                let mut j = prev;
+                for _ in 0..self.log.iclogs.len() - 1 {
+                    let lsn = self.log.iclogs[j].lsn;
+                    if !lsn.is_zero() && lsn < start_lsn {
+                        return None;
+                    }
+                    if busy(j) {
+                        return Some(j);
+                    }
+                    j = self.log.prev(j);
+                }
+                None
+            }
+            // 5.14-rc1: ic_prev unconditionally, even when it is a newer iclog (the hang).
+            CommitOrdering::V514Rc1 => busy(prev).then_some(prev),
+            // 1effb72a8179: only an older ic_prev.
+            CommitOrdering::Fixed => {
+                let plsn = self.log.iclogs[prev].lsn;
+                (!plsn.is_zero() && plsn < commit_lsn && busy(prev)).then_some(prev)
+            }
+        }
+    }
+
+    fn push_idle(&mut self, k: u32) {
+        self.pushers[k as usize].state = PushState::Idle;
+        if self.push_queued {
+            self.push_queued = false;
+            self.pushers[k as usize].state = PushState::Starting;
+            self.wake(Self::task(k));
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! Workloads (SPEC.md §9): which items a writer's next transaction dirties, and how.
+
+use super::{Sim, SHARED_ITEMS};
+use crate::cil::{ItemKind, BUF_CHUNKS};
+use crate::log::TaskId;
+use crate::scenario::WorkloadKind;
+use rand_core::RngCore;
+
+/// Largest inline extent list / attribute fork the workloads grow to, in bytes.
+const FORK_MAX: u32 = 2048;
+
+impl Sim {
+    /// A run of `n` dirty chunks at a random place in a 4 KiB buffer.
+    fn chunk_run(&mut self, n: u32) -> u32 {
+        let n = n.clamp(1, BUF_CHUNKS);
+        let mask = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+        let shift = self.rng.next_u32() % (BUF_CHUNKS - n + 1);
+        mask << shift
+    }
+
+    fn hot_item(&mut self, w: TaskId) -> u32 {
+        let wr = &mut self.writers[w as usize];
+        let hot = (self.scenario.tx_items as usize * 4).min(wr.items.len()).max(1);
+        let id = wr.items[wr.next_item % hot];
+        wr.next_item += 1;
+        id
+    }
+
+    /// The items writer `w`'s next transaction changes, with their new contents.
+    pub(crate) fn workload_changes(&mut self, w: TaskId) -> Vec<(u32, ItemKind)> {
+        let n = self.scenario.tx_items;
+        let chunks = self.scenario.tx_chunks;
+        let tx = self.writers[w as usize].tx_count;
+        let pool = self.writers[w as usize].items.clone();
+        let ag_header = w % SHARED_ITEMS;
+        let mut out = Vec::with_capacity(n as usize + 2);
+        match self.scenario.workload {
+            WorkloadKind::FsyncHeavy => {
+                for _ in 0..n {
+                    let id = self.hot_item(w);
+                    let dirty = self.chunk_run(chunks);
+                    out.push((id, ItemKind::Buf { dirty }));
+                }
+            }
+            WorkloadKind::SyncAppend => {
+                // The file's inode (extent list grows), the AGF, and bmap btree buffers.
+                let data_fork = (16 * (tx as u32 + 1)).min(FORK_MAX);
+                out.push((pool[0], ItemKind::Inode { data_fork, attr_fork: 0 }));
+                out.push((ag_header, ItemKind::Buf { dirty: 1 }));
+                for _ in 2..n.max(2) {
+                    let id = pool[1 + (self.rng.next_u32() as usize % (pool.len() - 1).max(1))];
+                    let dirty = self.chunk_run(chunks);
+                    out.push((id, ItemKind::Buf { dirty }));
+                }
+            }
+            WorkloadKind::FsmarkCreate => {
+                // Directory block entry, a fresh inode, its cluster buffer, the AGI.
+                let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
+                out.push((pool[0], ItemKind::Buf { dirty: dir_chunk }));
+                let fresh = pool[1 + (tx as usize % (pool.len() - 1).max(1))];
+                out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
+                out.push((ag_header, ItemKind::Buf { dirty: 1 }));
+                for _ in 3..n {
+                    let id = self.hot_item(w);
+                    let dirty = self.chunk_run(chunks);
+                    out.push((id, ItemKind::Buf { dirty }));
+                }
+            }
+            WorkloadKind::BtreeChurn => {
+                // A btree block whose dirty range grows one chunk per transaction, then the
+                // next block; plus the AGF.
+                let grown = (tx % BUF_CHUNKS as u64) as u32 + 1;
+                let block = pool[(tx / BUF_CHUNKS as u64) as usize % pool.len()];
+                let dirty = if grown == 32 { u32::MAX } else { (1u32 << grown) - 1 };
+                out.push((block, ItemKind::Buf { dirty }));
+                out.push((ag_header, ItemKind::Buf { dirty: 1 }));
+            }
+            WorkloadKind::DirRemove => {
+                // xattr removal: an inode's attribute fork shrinks entry by entry (space used
+                // goes backwards when it was logged larger in the same context).
+                let steps = 8u64;
+                let attr_fork = FORK_MAX - (tx % steps) as u32 * (FORK_MAX / steps as u32);
+                let inode = pool[(tx / steps) as usize % pool.len()];
+                out.push((inode, ItemKind::Inode { data_fork: 64, attr_fork }));
+                out.push((ag_header, ItemKind::Buf { dirty: 1 }));
+            }
+        }
+        // One change per item: the last one wins within a transaction.
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|(id, _)| seen.insert(*id));
+        out
+    }
+}

@@ -1,0 +1,319 @@
+//! Writer tasks: reserve, commit into the CIL (delayed logging), throttle, fsync.
+
+use super::{Sim, TASK_PUSH_BASE};
+use crate::cil::{shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit};
+use crate::grant::Ticket;
+use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
+use crate::log::{GrantWaiter, TaskId};
+use crate::scenario::{ForceFlush, Throttle};
+use crate::trace::{GrantEvent, IclogEvent, TraceKind};
+use crate::units::Lsn;
+use rand_core::RngCore;
+use serde::Serialize;
+
+/// What a writer task is doing (`Model:` a writer is a loop of reserve, commit, optional fsync).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum WriterState {
+    Thinking,
+    GrantWait,
+    /// Sleeping on `xc_push_wait`: the CIL hard throttle.
+    Throttled,
+    /// `xlog_cil_force_seq`: waiting for a checkpoint's commit record (`xc_commit_wait`).
+    CommitWait,
+    /// `xfs_log_force_seq` batching: waiting for the previous iclog's write.
+    PrevWait {
+        iclog: u32,
+    },
+    ForceWait {
+        iclog: u32,
+    },
+    Stopped,
+}
+
+impl WriterState {
+    pub fn is_blocked(&self) -> bool {
+        !matches!(self, WriterState::Thinking | WriterState::Stopped)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Writer {
+    pub state: WriterState,
+    pub ticket: Option<Ticket>,
+    pub tx_start: u64,
+    pub items: Vec<u32>,
+    pub next_item: usize,
+    pub tx_count: u64,
+    /// CIL sequence the last transaction committed into.
+    pub seq: u64,
+    pub commit_lsn: Lsn,
+    pub force_slept: bool,
+}
+
+impl Writer {
+    pub fn new(items: Vec<u32>) -> Writer {
+        Writer {
+            state: WriterState::Thinking,
+            ticket: None,
+            tx_start: 0,
+            items,
+            next_item: 0,
+            tx_count: 0,
+            seq: 0,
+            commit_lsn: Lsn::ZERO,
+            force_slept: false,
+        }
+    }
+}
+
+impl Sim {
+    pub(crate) fn writer_run(&mut self, w: TaskId) {
+        match self.writers[w as usize].state {
+            WriterState::Thinking => self.start_tx(w),
+            WriterState::GrantWait => {
+                let t = self.writers[w as usize].ticket.clone().expect("waiting writer has a ticket");
+                self.trace_grant(w, GrantEvent::Wake, &t);
+                self.trace_grant(w, GrantEvent::ReserveExit, &t);
+                self.xlog_cil_commit(w);
+            }
+            WriterState::Throttled => self.after_commit(w),
+            WriterState::CommitWait => self.force_seq(w),
+            WriterState::PrevWait { .. } => self.force_commit(w),
+            WriterState::ForceWait { .. } => self.force_done(w),
+            WriterState::Stopped => {}
+        }
+    }
+
+    /// `xfs_log_reserve` for a permanent ticket of `tx_logcount` units.
+    fn start_tx(&mut self, w: TaskId) {
+        if self.stopping {
+            self.writers[w as usize].state = WriterState::Stopped;
+            return;
+        }
+        let tid = self.rng.next_u32();
+        let t = Ticket::new(tid, self.unit_res, self.scenario.tx_logcount, true);
+        let need = t.reserve_need();
+        let wr = &mut self.writers[w as usize];
+        wr.tx_start = self.now;
+        wr.force_slept = false;
+        wr.ticket = Some(t.clone());
+        self.trace_grant(w, GrantEvent::Reserve, &t);
+        self.grant_push_ail(need);
+        if !self.log.reserve_waiters.is_empty() {
+            self.grant_head_wake();
+        }
+        if !self.log.reserve_waiters.is_empty() || self.log.reserve_space_left() < need {
+            self.counters.grant_head_waits += 1;
+            self.log.reserve_waiters.push_back(GrantWaiter { task: w, need });
+            self.writers[w as usize].state = WriterState::GrantWait;
+            self.trace_grant(w, GrantEvent::Sleep, &t);
+            return;
+        }
+        let lb = self.geo.log_bytes;
+        self.log.reserve_head.add(lb, need);
+        self.log.write_head.add(lb, need);
+        self.trace_grant(w, GrantEvent::ReserveExit, &t);
+        self.xlog_cil_commit(w);
+    }
+
+    /// `xlog_grant_head_wake` on the reserve head: FIFO, no queue jumping.
+    pub(crate) fn grant_head_wake(&mut self) {
+        let mut free = self.log.reserve_space_left();
+        let mut woken = 0;
+        while let Some(front) = self.log.reserve_waiters.front().cloned() {
+            if free < front.need {
+                if woken == 0 {
+                    self.grant_push_ail(front.need);
+                }
+                break;
+            }
+            free -= front.need;
+            self.log.reserve_waiters.pop_front();
+            let lb = self.geo.log_bytes;
+            self.log.reserve_head.add(lb, front.need);
+            self.log.write_head.add(lb, front.need);
+            let t = self.writers[front.task as usize].ticket.clone().expect("waiter has a ticket");
+            self.trace_grant(front.task, GrantEvent::WakeUp, &t);
+            self.wake(front.task);
+            woken += 1;
+        }
+    }
+
+    /// `xlog_cil_commit`: format the changed items into the current context, account the
+    /// space, give back the rest of the reservation, then push and throttle as needed.
+    fn xlog_cil_commit(&mut self, w: TaskId) {
+        let wi = w as usize;
+        let changes = self.workload_changes(w);
+        let seq = self.cil.ctx.sequence;
+        let round = self.scenario.shadow_round;
+        let mut formatted = Vec::with_capacity(changes.len());
+        for &(id, kind) in &changes {
+            let item = &mut self.items[id as usize];
+            item.version += 1;
+            item.kind = kind;
+            let want = shadow_size(kind, round);
+            if want > item.shadow_size {
+                item.shadow_size = want;
+                self.counters.shadow_allocations += 1;
+            }
+            if item.cil_seq != seq {
+                // First insert into this context: iop_pin.
+                item.cil_seq = seq;
+                item.pinned += 1;
+            }
+            formatted.push((id, item.version, kind));
+        }
+        let cost = self.cil.insert_items(&self.geo, &formatted);
+        let t = self.writers[wi].ticket.as_mut().expect("committing writer has a ticket");
+        let before = t.curr_res;
+        t.curr_res -= cost.ctx_res + cost.split_res + cost.len;
+        if before >= 0 && t.curr_res < 0 {
+            // "Transaction log reservation overrun"
+            self.counters.reservation_overruns += 1;
+        }
+        let mut t = self.writers[wi].ticket.take().expect("ticket");
+        self.trace_grant(w, GrantEvent::Ungrant, &t);
+        let bytes = t.ungrant_bytes();
+        let lb = self.geo.log_bytes;
+        self.log.reserve_head.sub(lb, bytes);
+        self.log.write_head.sub(lb, bytes);
+        self.trace_grant(w, GrantEvent::UngrantExit, &t);
+        self.xfs_log_space_wake();
+        let wr = &mut self.writers[wi];
+        wr.seq = seq;
+        wr.tx_count += 1;
+        self.xlog_cil_push_background(w);
+    }
+
+    /// `xlog_cil_push_background`: queue a push past the space limit; throttle committers
+    /// past the blocking limit (and, once engaged, all of them with the fixed throttle).
+    fn xlog_cil_push_background(&mut self, w: TaskId) {
+        let used = self.cil.ctx.space_used;
+        if used >= xlog_cil_space_limit(&self.geo) as i64 && self.cil.push_seq < self.cil.ctx.sequence {
+            self.cil.push_seq = self.cil.ctx.sequence;
+            self.counters.background_pushes += 1;
+            self.queue_push();
+        }
+        let over = used >= xlog_cil_blocking_space_limit(&self.geo) as i64;
+        let engage = match self.scenario.throttle {
+            Throttle::V57 | Throttle::V59 => over,
+            Throttle::Fixed => over || !self.cil.push_wait.is_empty(),
+        };
+        if engage {
+            let t = self.cil.ctx.ticket.clone();
+            self.trace_grant(w, GrantEvent::CilWait, &t);
+            self.cil.push_wait.push(w);
+            self.counters.cil_throttle_waits += 1;
+            self.counters.cil_throttle_depth_max =
+                self.counters.cil_throttle_depth_max.max(self.cil.push_wait.len() as u64);
+            self.writers[w as usize].state = WriterState::Throttled;
+            return;
+        }
+        self.after_commit(w);
+    }
+
+    fn after_commit(&mut self, w: TaskId) {
+        if self.scenario.fsync {
+            self.counters.log_forces += 1;
+            self.force_seq(w);
+        } else {
+            self.finish_tx(w);
+        }
+    }
+
+    /// Wakes the push worker: `queue_work` on the CIL push work.
+    pub(crate) fn queue_push(&mut self) {
+        self.push_queued = true;
+        if let Some(k) = self.pushers.iter().position(|p| p.state == super::PushState::Idle) {
+            self.push_queued = false;
+            self.pushers[k].state = super::PushState::Starting;
+            self.wake(TASK_PUSH_BASE + k as u32);
+        }
+    }
+
+    /// `xlog_cil_force_seq` for the writer's sequence, then `xlog_force_lsn`.
+    fn force_seq(&mut self, w: TaskId) {
+        let seq = self.writers[w as usize].seq;
+        if seq == self.cil.ctx.sequence && !self.cil.ctx.items.is_empty() && self.cil.push_seq < seq {
+            self.cil.push_seq = seq;
+            self.queue_push();
+        }
+        let pending = seq >= self.cil.ctx.sequence
+            || self.cil.committing.iter().any(|c| c.sequence <= seq && c.commit_lsn.is_zero());
+        if pending {
+            self.cil.commit_wait.push(w);
+            self.writers[w as usize].state = WriterState::CommitWait;
+            return;
+        }
+        match self.cil.committing.iter().find(|c| c.sequence == seq) {
+            Some(c) => {
+                self.writers[w as usize].commit_lsn = c.commit_lsn;
+                self.emit(w, TraceKind::LogForce { lsn: c.commit_lsn });
+                self.force_commit(w);
+            }
+            None => self.force_done(w), // the checkpoint already completed
+        }
+    }
+
+    /// `xlog_force_lsn` for the writer's commit LSN.
+    fn force_commit(&mut self, w: TaskId) {
+        let wi = w as usize;
+        let lsn = self.writers[wi].commit_lsn;
+        let found = self.log.iclogs.iter().position(|ic| {
+            ic.lsn == lsn && ic.state != IclogState::Dirty && !(ic.state == IclogState::Active && ic.offset == 0)
+        });
+        let Some(i) = found else {
+            return self.force_done(w); // already on disk
+        };
+        let force_flags = match self.scenario.force_flush {
+            ForceFlush::Fixed => XLOG_ICL_NEED_FLUSH | XLOG_ICL_NEED_FUA,
+            ForceFlush::None => 0,
+        };
+        match self.log.iclogs[i].state {
+            IclogState::Active => {
+                let p = self.log.prev(i);
+                let prev_busy = matches!(self.log.iclogs[p].state, IclogState::WantSync | IclogState::Syncing);
+                if !self.writers[wi].force_slept && prev_busy {
+                    // Wait for the previous iclog's write so more commits can join this one.
+                    self.writers[wi].force_slept = true;
+                    self.write_wait[p].push(w);
+                    self.writers[wi].state = WriterState::PrevWait { iclog: p as u32 };
+                    return;
+                }
+                self.xlog_force_iclog(w, i, force_flags);
+            }
+            IclogState::WantSync => self.log.iclogs[i].flags |= force_flags,
+            _ => {}
+        }
+        if matches!(self.log.iclogs[i].state, IclogState::Active | IclogState::Dirty) {
+            return self.force_done(w);
+        }
+        self.counters.log_force_sleeps += 1;
+        self.trace_iclog(w, IclogEvent::WaitOn, i);
+        self.force_wait[i].push(w);
+        self.writers[wi].state = WriterState::ForceWait { iclog: i as u32 };
+    }
+
+    fn force_done(&mut self, w: TaskId) {
+        let seq = self.writers[w as usize].seq;
+        // Every checkpoint up to this sequence is on stable storage now.
+        let upto = self.history.checkpoints.partition_point(|c| c.sequence <= seq) as u32;
+        if upto > self.history.acked {
+            self.history.acked = upto;
+            self.emit(w, TraceKind::ForceDone { ckpt: upto - 1 });
+        }
+        self.finish_tx(w);
+    }
+
+    fn finish_tx(&mut self, w: TaskId) {
+        let wr = &mut self.writers[w as usize];
+        let lat = (self.now - wr.tx_start).max(1);
+        wr.state = WriterState::Thinking;
+        self.counters.transactions += 1;
+        self.counters.latency_ns.saturating_record(lat);
+        // Think time varies uniformly over [0.5, 1.5) of the mean so writers drift apart.
+        let mean = self.scenario.think.0;
+        let think = mean / 2 + self.rng.next_u64() % mean.max(1);
+        self.wake_at(self.now + think, w);
+    }
+}
