@@ -17,6 +17,7 @@ fn writer_colour(s: &WriterState) -> &'static str {
         WriterState::Throttled => "#e5b04a",
         WriterState::CommitWait => "#2f7d6d",
         WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => "#5b8bd0",
+        WriterState::DataWrite | WriterState::DataFlush => "#8c6bb1",
     }
 }
 
@@ -49,7 +50,7 @@ pub fn stats(props: &StatsProps) -> Html {
                 { for rows.into_iter().map(|(k, val)| html! { <tr><td>{ k }</td><td data-key={k}>{ val }</td></tr> }) }
             </table>
             <h2 style="margin-top:14px">{ format!("writers ({})", v.writer_states.len()) }</h2>
-            <div class="writers" title="grey: thinking · red: grant wait · yellow: CIL throttle · green: waiting for a checkpoint · blue: waiting for log I/O">
+            <div class="writers" title="grey: thinking · red: grant wait · yellow: CIL throttle · green: waiting for a checkpoint · blue: waiting for log I/O · purple: fsync data write or flush">
                 { for v.writer_states.iter().map(|s| html! { <i style={format!("--c:{}", writer_colour(s))}></i> }) }
             </div>
         </div>

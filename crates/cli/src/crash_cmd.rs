@@ -36,7 +36,7 @@ pub fn run(s: &Scenario, points: u32, per_point: u32, as_json: bool) -> Result<(
         .iter()
         .map(|e| {
             json!({
-                "invariant": e.invariant, "event": e.event, "state": e.state, "t_ns": e.t_ns,
+                "invariant": e.invariant, "detail": e.detail, "event": e.event, "state": e.state, "t_ns": e.t_ns,
                 "reproduce": format!("loglab crash --scenario <file> with scenario {scenario_json}"),
             })
         })

@@ -42,8 +42,8 @@ enum Cmd {
         /// How many crash points, spread evenly over the run.
         #[arg(long, default_value_t = 20)]
         crash_points: u32,
-        /// Most crash states explored at each crash point (exhaustive below it).
-        #[arg(long, default_value_t = 1024)]
+        /// Most crash states explored at each crash point (exhaustive below it, sampled above).
+        #[arg(long, default_value_t = 64)]
         states_per_point: u32,
         #[arg(long)]
         json: bool,
@@ -70,12 +70,25 @@ pub struct ScenarioArgs {
     /// Simulated duration, e.g. 10s or 500ms (same as --set duration=...).
     #[arg(long)]
     duration: Option<String>,
+    /// For a bug-zoo preset: run the fixed variant instead of the historic bug.
+    #[arg(long, requires = "preset")]
+    fixed: bool,
 }
 
 impl ScenarioArgs {
     pub fn load(&self) -> Result<Scenario, String> {
         let mut s = match (&self.preset, &self.scenario) {
-            (Some(p), _) => find_preset(p)?,
+            (Some(p), _) => {
+                let entry = xlog::find_preset_entry(p)?;
+                if self.fixed && !entry.is_bug() {
+                    return Err(format!("--fixed: preset '{p}' is not a bug-zoo preset"));
+                }
+                if self.fixed {
+                    entry.fixed()
+                } else {
+                    entry.scenario()
+                }
+            }
             (None, Some(f)) => {
                 let text = std::fs::read_to_string(f).map_err(|e| format!("--scenario {}: {e}", f.display()))?;
                 serde_json::from_str(&text).map_err(|e| format!("--scenario {}: {e}", f.display()))?

@@ -7,7 +7,7 @@
 
 use crate::device::{IoKind, SectorMap, SECTOR};
 use crate::oracle::{self, Oracle};
-use crate::recovery::{Image, Layer};
+use crate::recovery::{Image, Layer, Survivors};
 use crate::sim::Sim;
 use crate::trace::TraceHasher;
 use crate::units::Lsn;
@@ -23,6 +23,8 @@ pub const EXHAUSTIVE_MAX: u64 = 1 << 16;
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CrashExample {
     pub invariant: String,
+    /// What recovery reported, when it failed.
+    pub detail: String,
     pub event: u64,
     pub state: u64,
     pub t_ns: u64,
@@ -92,11 +94,44 @@ fn choices(sim: &Sim) -> Vec<Choice> {
     out
 }
 
+/// Per crash point: the candidate writes and, per device, which sectors they cover.
+struct Candidates {
+    writes: Vec<Vec<u8>>,
+    index: Vec<BTreeMap<u64, Vec<(u32, u32)>>>,
+    /// Content hash of each write, for deduplicating states.
+    hashes: Vec<u64>,
+}
+
+fn index_choices(ndev: usize, ch: &[Choice]) -> Candidates {
+    let mut index = vec![BTreeMap::new(); ndev];
+    let mut writes = Vec::with_capacity(ch.len());
+    let mut hashes = Vec::with_capacity(ch.len());
+    // The caller sorted cached writes (completion order) before in-flight ones: the order
+    // they apply in, and the slot order `keep` uses.
+    for c in ch {
+        let w = writes.len() as u32;
+        for k in 0..c.data.len() / SECTOR {
+            index[c.dev].entry(c.sector + k as u64).or_insert_with(Vec::new).push((w, k as u32));
+        }
+        let mut h = TraceHasher::default();
+        h.write_u64(c.dev as u64);
+        h.write_u64(c.sector);
+        h.write(&c.data);
+        hashes.push(h.finish());
+        writes.push(c.data.clone());
+    }
+    Candidates { writes, index, hashes }
+}
+
 /// Explores the crash states of `sim` as it is now; adds to `report`.
 pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) {
     report.crash_points += 1;
     let event = sim.metrics().events;
-    let ch = choices(sim);
+    let mut ch = choices(sim);
+    // Same order as the candidate slots: cached first, then in flight.
+    ch.sort_by_key(|c| c.inflight);
+    let ndev = sim.devices().len();
+    let cand = index_choices(ndev, &ch);
     let radix: Vec<u64> = ch.iter().map(|c| if c.inflight { 3 } else { 2 }).collect();
     let total = radix.iter().try_fold(1u64, |acc, &r| acc.checked_mul(r)).unwrap_or(u64::MAX);
     let budget = max_states.clamp(1, EXHAUSTIVE_MAX);
@@ -108,45 +143,71 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
     let sim_level: Vec<&str> = [
         (sim.semantics_violations() > 0, oracle::DEVICE_SEMANTICS),
         (sim.live_overwrites() > 0, oracle::NO_LIVE_OVERWRITE),
+        (sim.checkpoints_unstable_at_completion() > 0, oracle::COMMIT_IMPLIES_CHECKPOINT),
         (sim.is_hung(), oracle::LIVENESS),
     ]
     .into_iter()
     .filter_map(|(bad, n)| bad.then_some(n))
     .collect();
     let mut seen = BTreeSet::new();
-    let mut pick = vec![0u8; ch.len()];
+    let mut keep = vec![0u8; ch.len()];
     let mut tears: Vec<u64> = vec![0; ch.len()];
     let mut out = Vec::new();
     for s in 0..n_states {
         if exhaustive {
             let mut x = s;
-            for (p, &r) in pick.iter_mut().zip(&radix) {
+            for (p, &r) in keep.iter_mut().zip(&radix) {
                 *p = (x % r) as u8;
                 x /= r;
             }
-            tears.iter_mut().for_each(|t| *t = 0);
         } else {
-            for (i, p) in pick.iter_mut().enumerate() {
+            for (i, p) in keep.iter_mut().enumerate() {
                 *p = (rng.next_u32() % radix[i] as u32) as u8;
-                tears[i] = rng.next_u64();
             }
         }
-        let overlays = build_overlays(sim, &ch, &pick, &tears);
-        let mut h = TraceHasher::default();
-        for (d, o) in overlays.iter().enumerate() {
-            for (k, v) in o.iter() {
-                h.write_u64(d as u64);
-                h.write_u64(k);
-                h.write(v);
+        for (i, c) in ch.iter().enumerate() {
+            let n = (c.data.len() / SECTOR).max(1);
+            // A tear keeps the first half (exhaustive) or a random non-empty subset of sectors.
+            tears[i] = if exhaustive || n == 1 { u64::MAX >> (64 - (n / 2).clamp(1, 63)) } else { rng.next_u64() | 1 };
+        }
+        // A surviving PREFLUSH write implies its flush finished first.
+        let mut mark = vec![0u64; ndev];
+        for (i, c) in ch.iter().enumerate() {
+            if let (Some(m), true) = (c.preflush_mark, keep[i] != 0) {
+                mark[c.dev] = mark[c.dev].max(m);
             }
         }
-        if !seen.insert(h.finish()) {
+        let mut h = 0u64;
+        for (i, c) in ch.iter().enumerate() {
+            if !c.inflight && c.cseq < mark[c.dev] {
+                keep[i] = 1;
+            }
+            if keep[i] != 0 {
+                let t = if keep[i] == 2 { tears[i] } else { u64::MAX };
+                h = h.wrapping_add((cand.hashes[i] ^ t).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17));
+            }
+        }
+        if !seen.insert(h) {
             report.duplicates += 1;
             continue;
         }
         report.crash_states += 1;
         let img = Image {
-            devs: sim.devices().iter().zip(overlays).map(|(d, over)| Layer { base: d.stable(), over }).collect(),
+            devs: sim
+                .devices()
+                .iter()
+                .enumerate()
+                .map(|(d, dev)| Layer {
+                    base: dev.stable(),
+                    over: SectorMap::new(),
+                    survivors: Some(Survivors {
+                        index: &cand.index[d],
+                        writes: &cand.writes,
+                        keep: &keep,
+                        tears: &tears,
+                    }),
+                })
+                .collect(),
             data_dev: sim.data_device(),
             log_start: sim.log_start_sector(),
             log_bb: sim.geometry().log_bb,
@@ -154,50 +215,24 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
         out.clear();
         out.extend(sim_level.iter().copied());
         let rep = oracle.check(&img, s % 16 == 0, &mut out);
-        if let Some(r) = rep {
-            report.torn_heads += r.torn_head_trimmed as u64;
-            report.transactions_replayed += r.transactions_replayed as u64;
-        }
+        let detail = match &rep {
+            Ok(r) => {
+                report.torn_heads += r.torn_head_trimmed as u64;
+                report.transactions_replayed += r.transactions_replayed as u64;
+                format!(
+                    "head {} tail {} records {} replayed {}; {}",
+                    r.head_blk, r.tail_blk, r.records, r.transactions_replayed, r.why
+                )
+            }
+            Err(e) => e.clone(),
+        };
         out.sort_unstable();
         out.dedup();
         for name in &out {
-            report.record(name, CrashExample { invariant: name.to_string(), event, state: s, t_ns: sim.now() });
+            report.record(
+                name,
+                CrashExample { invariant: name.to_string(), detail: detail.clone(), event, state: s, t_ns: sim.now() },
+            );
         }
     }
-}
-
-fn build_overlays(sim: &Sim, ch: &[Choice], pick: &[u8], tears: &[u64]) -> Vec<SectorMap> {
-    let ndev = sim.devices().len();
-    let mut keep = pick.iter().map(|&p| p != 0).collect::<Vec<_>>();
-    // A surviving PREFLUSH write implies its flush finished first.
-    for (i, c) in ch.iter().enumerate() {
-        if let (Some(mark), true) = (c.preflush_mark, keep[i]) {
-            for (j, o) in ch.iter().enumerate() {
-                if o.dev == c.dev && !o.inflight && o.cseq < mark {
-                    keep[j] = true;
-                }
-            }
-        }
-    }
-    let mut overlays = vec![SectorMap::new(); ndev];
-    // Cached writes in completion order, then in-flight ones.
-    for pass_inflight in [false, true] {
-        for (i, c) in ch.iter().enumerate() {
-            if c.inflight != pass_inflight || !keep[i] {
-                continue;
-            }
-            if c.inflight && pick[i] == 2 {
-                let n = c.data.len() / SECTOR;
-                let mask = if tears[i] == 0 { u64::MAX >> (64 - (n / 2).clamp(1, 63)) } else { tears[i] };
-                for k in 0..n {
-                    if mask >> (k % 64) & 1 == 1 {
-                        overlays[c.dev].write(c.sector + k as u64, &c.data[k * SECTOR..(k + 1) * SECTOR]);
-                    }
-                }
-            } else {
-                overlays[c.dev].write(c.sector, &c.data);
-            }
-        }
-    }
-    overlays
 }

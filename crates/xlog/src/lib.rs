@@ -27,9 +27,9 @@ pub use iclog::{icl_flags_str, IclogState};
 pub use log::Xlog;
 pub use metrics::Metrics;
 pub use oracle::ALL_INVARIANTS;
-pub use presets::{find as find_preset, Preset, DEFAULT_PRESET, PRESETS};
+pub use presets::{find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;
-pub use recovery::{recover, Image, Layer, RecoveryReport};
+pub use recovery::{recover, Image, Layer, RecoveryReport, Survivors};
 pub use scenario::{
     CommitOrdering, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, Geometry, RsumCache, Scenario,
     ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,

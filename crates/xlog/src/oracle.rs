@@ -58,14 +58,41 @@ impl<'h> Oracle<'h> {
         t.iter().find(|&&(_, v)| v == version).map(|&(c, _)| c)
     }
 
-    /// True when the record holding `lsn` is on the image intact.
-    fn record_present(img: &Image, lsn: Lsn) -> Option<u32> {
+    /// Length in blocks of the record holding `lsn`, when it is on the image intact.
+    fn record_present(img: &Image, rep: Option<&RecoveryReport>, lsn: Lsn) -> Option<u32> {
+        if let Some(rep) = rep {
+            let found = &rep.records_found;
+            let i = found.partition_point(|r| r.1 < lsn);
+            if let Some(&(_, l, bb)) = found.get(i) {
+                if l == lsn {
+                    return Some(bb);
+                }
+            }
+        }
         let r = read_record(img, lsn.block())?;
         (r.lsn == lsn && r.crc_ok).then_some(r.total_bb)
     }
 
     /// Checks one crash image; pushes the names of violated invariants.
-    pub fn check(&self, img: &Image, idempotence: bool, out: &mut Vec<&'static str>) -> Option<RecoveryReport> {
+    pub fn check(&self, img: &Image, idempotence: bool, out: &mut Vec<&'static str>) -> Result<RecoveryReport, String> {
+        let mut why = String::new();
+        let r = self.check_inner(img, idempotence, out, &mut why);
+        match r {
+            Ok(mut rep) => {
+                rep.why = why;
+                Ok(rep)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn check_inner(
+        &self,
+        img: &Image,
+        idempotence: bool,
+        out: &mut Vec<&'static str>,
+        why: &mut String,
+    ) -> Result<RecoveryReport, String> {
         // In-place metadata as the crash left it.
         let data = &img.devs[img.data_dev];
         let mut in_place: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
@@ -82,9 +109,9 @@ impl<'h> Oracle<'h> {
         }
         let rep = match recover(img) {
             Ok(r) => r,
-            Err(_) => {
+            Err(e) => {
                 out.push(RECOVERY_SUCCEEDS);
-                return None;
+                return Err(e);
             }
         };
         let live_from = if rep.empty { Lsn::ZERO } else { rep.tail_lsn };
@@ -93,7 +120,13 @@ impl<'h> Oracle<'h> {
         for (&item, &(v, _)) in &in_place {
             let Some(c) = self.checkpoint_of(item, v) else { continue };
             let ck = &self.history.checkpoints[c as usize];
-            if !ck.completed || (ck.commit_lsn >= live_from && Self::record_present(img, ck.commit_lsn).is_none()) {
+            if !ck.completed
+                || (ck.commit_lsn >= live_from && Self::record_present(img, Some(&rep), ck.commit_lsn).is_none())
+            {
+                *why += &format!(
+                    "write_ahead: item {item} v{v} in place from checkpoint {c} (start {} commit {}, completed {}); ",
+                    ck.start_lsn, ck.commit_lsn, ck.completed
+                );
                 out.push(WRITE_AHEAD);
                 break;
             }
@@ -108,44 +141,11 @@ impl<'h> Oracle<'h> {
                 }
             }
             let behind = |&(v, commit): &(u64, Lsn)| commit < rep.tail_lsn && v > 0;
-            if last.iter().any(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0) {
+            if let Some((item, e)) =
+                last.iter().find(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0)
+            {
+                *why += &format!("tail {}: item {item} v{} (commit {}) not in place; ", rep.tail_lsn, e.0, e.1);
                 out.push(TAIL);
-            }
-        }
-        // commit implies checkpoint: a stable commit record means every record of its
-        // checkpoint is stable.
-        for ck in self.history.checkpoints.iter().rev() {
-            if ck.commit_lsn < live_from {
-                break;
-            }
-            if Self::record_present(img, ck.commit_lsn).is_none() {
-                continue;
-            }
-            let mut lsn = ck.start_lsn;
-            let mut ok = true;
-            while lsn != ck.commit_lsn {
-                match Self::record_present(img, lsn) {
-                    Some(bb) => {
-                        let mut blk = lsn.block() + bb;
-                        let mut cycle = lsn.cycle();
-                        if blk >= img.log_bb {
-                            blk -= img.log_bb;
-                            cycle = crate::units::next_cycle(cycle);
-                        }
-                        lsn = Lsn::new(cycle, blk);
-                        if lsn > ck.commit_lsn {
-                            break;
-                        }
-                    }
-                    None => {
-                        ok = false;
-                        break;
-                    }
-                }
-            }
-            if !ok {
-                out.push(COMMIT_IMPLIES_CHECKPOINT);
-                break;
             }
         }
         // prefix and durability: the recovered map is the state after checkpoints 0..k.
@@ -163,21 +163,28 @@ impl<'h> Oracle<'h> {
             lo = lo.max(a);
             hi = hi.min(b);
         }
+        let data_lost = self
+            .history
+            .acked_data
+            .iter()
+            .any(|(&daddr, &v)| format::read_meta(&data.read(daddr)).is_none_or(|(_, found, _)| found < v));
         if lo > hi {
+            *why += &format!("prefix: lo {lo} > hi {hi} of {}; ", self.history.checkpoints.len());
             out.push(PREFIX);
-        } else if hi < self.history.acked {
+        }
+        if (lo <= hi && hi < self.history.acked) || data_lost {
             out.push(DURABILITY);
         }
         if idempotence {
             let mut again = img.clone();
-            for (&s, block) in &rep.writes {
-                again.devs[img.data_dev].over.write(s, block);
+            for (&s, &(id, v, lsn)) in &rep.writes {
+                again.devs[img.data_dev].over.write(s, &format::meta_block(id, v, lsn, (META_BB * 512) as usize));
             }
             match recover(&again) {
                 Ok(r2) if r2.items == rep.items => {}
                 _ => out.push(RECOVERY_IDEMPOTENT),
             }
         }
-        Some(rep)
+        Ok(rep)
     }
 }

@@ -1,31 +1,80 @@
-//! Named scenarios: the presets `loglab presets` lists and the lab opens.
+//! Named scenarios: the presets `loglab presets` lists, the lab opens, and the bug zoo.
 
-use crate::scenario::{Duration, Scenario, Size, WorkloadKind};
-use crate::units::{NS_PER_SEC, NS_PER_US};
+use crate::scenario::{
+    CommitOrdering, DeviceClass, Duration, FlushPolicy, ForceFlush, Scenario, Size, StartRecordOrder, TailUpdate,
+    Throttle, UnitResRoundoff, WorkloadKind,
+};
+use crate::units::{NS_PER_MS, NS_PER_SEC, NS_PER_US};
 
 pub struct Preset {
     pub name: &'static str,
     pub about: &'static str,
     build: fn() -> Scenario,
+    /// For a bug-zoo preset: the settings that turn the historic bug into the fix.
+    pub fix: &'static [(&'static str, &'static str)],
 }
 
 impl Preset {
     pub fn scenario(&self) -> Scenario {
         (self.build)()
     }
+    /// The same scenario with the bug fixed (unchanged for presets that are not bugs).
+    pub fn fixed(&self) -> Scenario {
+        let mut s = self.scenario();
+        for (k, v) in self.fix {
+            s.set(k, v).expect("preset fixes use valid settings");
+        }
+        s
+    }
+    pub fn is_bug(&self) -> bool {
+        !self.fix.is_empty()
+    }
 }
 
 pub const DEFAULT_PRESET: &str = "fsync-heavy";
+
+/// A small fsync workload whose log wraps several times a second: fast to crash-test.
+fn small_base() -> Scenario {
+    Scenario {
+        workload: WorkloadKind::FsyncHeavy,
+        writers: 4,
+        fsync: true,
+        log_size: Size(2 << 20),
+        fs_size: Size(64 << 20),
+        tx_logres: 20_000,
+        tx_logcount: 2,
+        duration: Duration(NS_PER_SEC),
+        ..Scenario::default()
+    }
+}
+
+/// Creates without fsync on a small log: multi-iclog checkpoints and steady AIL pushing.
+fn busy_base() -> Scenario {
+    Scenario {
+        workload: WorkloadKind::FsmarkCreate,
+        writers: 16,
+        fsync: false,
+        log_size: Size(4 << 20),
+        fs_size: Size(256 << 20),
+        tx_logres: 20_000,
+        tx_logcount: 2,
+        tx_items: 4,
+        think: Duration(5 * NS_PER_US),
+        duration: Duration(300 * NS_PER_MS),
+        ..Scenario::default()
+    }
+}
 
 pub static PRESETS: &[Preset] = &[
     Preset {
         name: "fsync-heavy",
         about: "16 writers, small transactions, each followed by an fsync (dbench-like)",
         build: || Scenario { workload: WorkloadKind::FsyncHeavy, writers: 16, fsync: true, ..Scenario::default() },
+        fix: &[],
     },
     Preset {
         name: "fsmark-create",
-        about: "concurrent file creates (tr_create) with no fsync, 8 x 32KiB iclogs",
+        about: "16 writers creating files (tr_create), no fsync, 8 x 32KiB iclogs",
         build: || Scenario {
             workload: WorkloadKind::FsmarkCreate,
             writers: 16,
@@ -37,26 +86,131 @@ pub static PRESETS: &[Preset] = &[
             think: Duration(5 * NS_PER_US),
             ..Scenario::default()
         },
+        fix: &[],
+    },
+    Preset {
+        name: "sync-append",
+        about: "200 writers appending synchronously (tr_write + fsync), 220GiB fs: the seed 000 shape",
+        build: || Scenario {
+            workload: WorkloadKind::SyncAppend,
+            writers: 200,
+            fsync: true,
+            tx_items: 3,
+            ..Scenario::default()
+        },
+        fix: &[],
+    },
+    Preset {
+        name: "btree-relog",
+        about: "btree blocks whose dirty range grows one 128-byte chunk per transaction (shadow buffers)",
+        build: || Scenario { workload: WorkloadKind::BtreeChurn, writers: 8, fsync: false, ..Scenario::default() },
+        fix: &[],
+    },
+    Preset {
+        name: "dir-remove",
+        about: "xattr removal: inode attribute forks shrink, so CIL space used goes backwards",
+        build: || Scenario { workload: WorkloadKind::DirRemove, writers: 16, fsync: false, ..Scenario::default() },
+        fix: &[],
     },
     Preset {
         name: "small-crash",
         about: "4 fsync writers on a 2MiB log: small enough for exhaustive crash exploration",
+        build: small_base,
+        fix: &[],
+    },
+    // ---- the bug zoo: each shows one historic bug; `fix` is the correct variant ----
+    Preset {
+        name: "series-v1-flush-race",
+        about: "bug: v1 flushes only the first iclog of a write; a later iclog lands first (Brian, Jan 2021)",
+        build: || Scenario { flush: FlushPolicy::SeriesV1, device: DeviceClass::NvmeX4, ..busy_base() },
+        fix: &[("flush", "upstream")],
+    },
+    Preset {
+        name: "series-v1-external-log",
+        about: "bug: v1 on an external log sends the commit iclog without PREFLUSH|FUA (Chandan, Jan 2021)",
+        build: || Scenario { flush: FlushPolicy::SeriesV1, external_log: true, ..small_base() },
+        fix: &[("flush", "upstream")],
+    },
+    Preset {
+        name: "throttle-v5.9-hang",
+        about: "bug: the 5.9 throttle wakes only if the pushed CIL is over the limit; space going back hangs it",
         build: || Scenario {
-            workload: WorkloadKind::FsyncHeavy,
-            writers: 4,
-            fsync: true,
-            log_size: Size(2 << 20),
-            fs_size: Size(64 << 20),
-            tx_logres: 20_000,
-            tx_logcount: 2,
-            duration: Duration(NS_PER_SEC),
+            workload: WorkloadKind::DirRemove,
+            throttle: Throttle::V59,
+            writers: 64,
+            fsync: false,
+            cil_pushers: 1,
+            device: DeviceClass::Hdd,
+            log_size: Size(8 << 20),
+            fs_size: Size(1 << 30),
+            think: Duration(NS_PER_US),
+            duration: Duration(2 * NS_PER_SEC),
             ..Scenario::default()
         },
+        fix: &[("throttle", "fixed")],
+    },
+    Preset {
+        name: "unit-res-1x-overrun",
+        about: "bug: v1 1/5 lost the factor 2 of the roundoff in xlog_calc_unit_res; 256KiB stripe unit",
+        build: || Scenario {
+            unit_res_roundoff: UnitResRoundoff::X1,
+            iclog_size: Size(256 << 10),
+            lsu: Size(256 << 10),
+            log_size: Size(64 << 20),
+            fs_size: Size(1 << 30),
+            writers: 32,
+            ..small_base()
+        },
+        fix: &[("unit_res_roundoff", "2x")],
+    },
+    Preset {
+        name: "tail-update-unflushed",
+        about: "bug: 5.14-rc1 moved the tail after the up-front flush without covering it (fixed in rc4)",
+        build: || Scenario { flush: FlushPolicy::V514, tail_update: TailUpdate::Unflushed, ..busy_base() },
+        fix: &[("tail_update", "fixed")],
+    },
+    Preset {
+        name: "force-without-flush",
+        about: "bug: 5.14 log forces did not imply a data-device cache flush; fsync loses file data",
+        build: || Scenario {
+            flush: FlushPolicy::V514,
+            force_flush: ForceFlush::None,
+            writers: 32,
+            device: DeviceClass::SataSsd,
+            ..small_base()
+        },
+        fix: &[("force_flush", "fixed")],
+    },
+    Preset {
+        name: "wait-future-iclog",
+        about: "bug: 5.14-rc1 waited on ic_prev even when it was a newer iclog: the generic/019 hang",
+        build: || Scenario {
+            commit_ordering: CommitOrdering::V514Rc1,
+            iclog_count: 2,
+            iclog_size: Size(16 << 10),
+            ..busy_base()
+        },
+        fix: &[("commit_ordering", "fixed")],
+    },
+    Preset {
+        name: "unordered-start-records",
+        about: "bug: concurrent pushes wrote start records out of order; recovery stamps the wrong LSN",
+        build: || Scenario {
+            flush: FlushPolicy::V514,
+            start_record_order: StartRecordOrder::Unordered,
+            device: DeviceClass::NvmeX4,
+            ..busy_base()
+        },
+        fix: &[("start_record_order", "ordered")],
     },
 ];
 
 pub fn find(name: &str) -> Result<Scenario, String> {
-    PRESETS.iter().find(|p| p.name == name).map(Preset::scenario).ok_or_else(|| {
+    find_preset_entry(name).map(Preset::scenario)
+}
+
+pub fn find_preset_entry(name: &str) -> Result<&'static Preset, String> {
+    PRESETS.iter().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
         format!("unknown preset '{name}' (available: {})", names.join(", "))
     })

@@ -7,23 +7,71 @@ use crate::format::{
     XLOG_CYCLE_DATA_WORDS, XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
 };
 use crate::sim::{META_BB, META_START_SECTOR};
-use crate::units::{btobb, Lsn, BBSIZE, XLOG_HEADER_MAGIC_NUM};
+use crate::units::{btobb, Lsn, XLOG_HEADER_MAGIC_NUM};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// `XLOG_MAX_ICLOGS`: how many records back from the head a torn write may reach.
 const XLOG_MAX_ICLOGS: usize = 8;
 
-/// One device as a crash left it: stable sectors plus the writes that survived, on top.
+/// Writes a crash kept on top of stable media, looked up in place instead of copied.
+#[derive(Clone, Copy, Debug)]
+pub struct Survivors<'a> {
+    /// sector -> candidate (write, sector within it), in the order they apply.
+    pub index: &'a BTreeMap<u64, Vec<(u32, u32)>>,
+    pub writes: &'a [Vec<u8>],
+    /// Per write: 0 lost, 1 kept, 2 torn (sectors in `tears`).
+    pub keep: &'a [u8],
+    pub tears: &'a [u64],
+}
+
+impl Survivors<'_> {
+    fn get(&self, sector: u64) -> Option<&[u8]> {
+        let cands = self.index.get(&sector)?;
+        cands.iter().rev().find_map(|&(w, k)| {
+            let kept = match self.keep[w as usize] {
+                1 => true,
+                2 => self.tears[w as usize] >> (k % 64) & 1 == 1,
+                _ => false,
+            };
+            kept.then(|| &self.writes[w as usize][k as usize * SECTOR..(k as usize + 1) * SECTOR])
+        })
+    }
+}
+
+/// One device as a crash left it: stable sectors, the writes that survived, and anything
+/// recovery itself wrote, on top.
 #[derive(Clone, Debug)]
 pub struct Layer<'a> {
     pub base: &'a SectorMap,
     pub over: SectorMap,
+    pub survivors: Option<Survivors<'a>>,
 }
 
-impl Layer<'_> {
+impl<'a> Layer<'a> {
+    pub fn new(base: &'a SectorMap) -> Layer<'a> {
+        Layer { base, over: SectorMap::new(), survivors: None }
+    }
+
     pub fn read(&self, sector: u64) -> [u8; SECTOR] {
-        self.over.get(sector).or_else(|| self.base.get(sector)).copied().unwrap_or([0; SECTOR])
+        if let Some(s) = self.over.get(sector) {
+            return *s;
+        }
+        if let Some(s) = self.survivors.as_ref().and_then(|v| v.get(sector)) {
+            return s.try_into().expect("one sector");
+        }
+        self.base.get(sector).copied().unwrap_or([0; SECTOR])
+    }
+
+    /// Sectors in [from, to) that may hold data, in order (duplicates removed).
+    pub fn sectors_in(&self, from: u64, to: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = self.base.sectors_in(from, to).chain(self.over.sectors_in(from, to)).collect();
+        if let Some(sv) = &self.survivors {
+            v.extend(sv.index.range(from..to).map(|(&s, _)| s));
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 }
 
@@ -60,17 +108,24 @@ pub struct RecoveryReport {
     pub records: u32,
     /// Torn head: the head block was moved back over a bad record.
     pub torn_head_trimmed: bool,
+    /// The tail was overwritten by iclogs that landed past the head and was moved on.
+    pub tail_overwrite_skipped: bool,
     pub transactions_replayed: u32,
     /// Transactions whose start was found but whose commit record was not.
     pub transactions_uncommitted: u32,
     pub regions_skipped_by_lsn: u32,
     /// Final item versions: in-place metadata with the log replayed over it.
     pub items: BTreeMap<u32, u64>,
-    /// Metadata writes recovery makes (sector -> block), for running it again.
+    /// Metadata writes recovery makes (sector -> item, version, LSN), for running it again.
     #[serde(skip)]
-    pub writes: BTreeMap<u64, Vec<u8>>,
+    pub writes: BTreeMap<u64, (u32, u64, Lsn)>,
+    /// Intact records from tail to head: (block, LSN, length in blocks).
+    #[serde(skip)]
+    pub records_found: Vec<(u32, Lsn, u32)>,
     /// Committed transactions replayed: (start LSN, item, version) per buffer.
     pub replayed: Vec<(Lsn, u32, u64)>,
+    /// Filled by the oracle: why an invariant failed.
+    pub why: String,
 }
 
 /// `xlog_find_cycle_start`: binary search for the first block carrying `cycle`.
@@ -224,23 +279,28 @@ fn dist(log_bb: u32, from: u32, to: u32) -> u32 {
     (to + log_bb - from) % log_bb
 }
 
-/// Records from `tail` up to `head`, in order; `Err` on a gap that is not a record.
-fn walk(img: &Image, tail: u32, head: u32) -> Result<Vec<Rec>, String> {
+/// Records from `tail` up to `head`, in order; `Err((block, why))` where no record starts.
+fn walk(img: &Image, tail: u32, head: u32) -> Result<Vec<Rec>, (u32, String)> {
     let mut out = Vec::new();
     let mut blk = tail;
     let span = dist(img.log_bb, tail, head);
     let mut walked = 0;
     while walked < span {
-        let rec = read_record(img, blk).ok_or_else(|| format!("bad record header at log block {blk}"))?;
+        let rec = read_record(img, blk).ok_or_else(|| (blk, format!("bad record header at log block {blk}")))?;
         walked += rec.total_bb;
         blk = (blk + rec.total_bb) % img.log_bb;
-        // Stripe-unit roundoff leaves no gap: records are contiguous by construction.
         out.push(rec);
     }
     if walked != span {
-        return Err(format!("record at log block {blk} runs past the head"));
+        return Err((blk, format!("record at log block {blk} runs past the head")));
     }
     Ok(out)
+}
+
+/// The first record header after block `b`, scanning forward to the head.
+fn next_header_after(img: &Image, b: u32, head: u32) -> Option<u32> {
+    let n = dist(img.log_bb, b, head);
+    (1..n).map(|k| (b + k) % img.log_bb).find(|&x| read_record(img, x).is_some_and(|r| r.crc_ok))
 }
 
 #[derive(Default)]
@@ -260,12 +320,15 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
         clean: false,
         records: 0,
         torn_head_trimmed: false,
+        tail_overwrite_skipped: false,
         transactions_replayed: 0,
         transactions_uncommitted: 0,
         regions_skipped_by_lsn: 0,
         items: BTreeMap::new(),
         writes: BTreeMap::new(),
+        records_found: Vec::new(),
         replayed: Vec::new(),
+        why: String::new(),
     };
     let mut head = find_head(img);
     rep.head_blk = head;
@@ -274,15 +337,11 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
     let mut meta: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
     let meta_end = img.log_start.max(META_START_SECTOR + 1);
     let meta_to = if img.data_dev == 0 { meta_end } else { u64::MAX };
-    let meta_range = |m: &SectorMap| {
-        m.sectors_in(META_START_SECTOR, meta_to)
-            .filter(|s| (s - META_START_SECTOR).is_multiple_of(META_BB))
-            .collect::<Vec<_>>()
-    };
-    let mut sectors = meta_range(data.base);
-    sectors.extend(meta_range(&data.over));
-    sectors.sort_unstable();
-    sectors.dedup();
+    let sectors: Vec<u64> = data
+        .sectors_in(META_START_SECTOR, meta_to)
+        .into_iter()
+        .filter(|s| (s - META_START_SECTOR).is_multiple_of(META_BB))
+        .collect();
     for s in sectors {
         if let Some((id, v, lsn)) = format::read_meta(&data.read(s)) {
             meta.insert(id, (v, lsn));
@@ -298,20 +357,35 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
     let mut records;
     let mut tail;
     let mut tries = 0;
+    // The tail may have been overwritten by iclogs that landed past a torn head: up to
+    // XLOG_MAX_ICLOGS records of the largest size (xlog_verify_tail).
+    let mut skip_tail_to: Option<u32> = None;
     loop {
         tries += 1;
-        if tries > XLOG_MAX_ICLOGS + 2 {
-            return Err("could not settle the log head after torn-write trimming".into());
+        if tries > 4 * XLOG_MAX_ICLOGS {
+            return Err("could not settle the log head and tail".into());
         }
         let last = last_header_before(img, head).ok_or("no record header found in a dirty log")?;
         let rec = read_record(img, last).ok_or_else(|| format!("bad record header at log block {last}"))?;
-        tail = rec.tail.block();
+        let max_inflight = XLOG_MAX_ICLOGS as u32 * btobb(format::be32(&img.log_block(last), rh::SIZE) as u64) as u32;
+        tail = skip_tail_to.unwrap_or(rec.tail.block());
         rep.tail_lsn = rec.tail;
         rep.head_lsn = rec.lsn;
         if tail >= img.log_bb {
             return Err(format!("tail block {tail} outside the log"));
         }
-        records = walk(img, tail, head)?;
+        let near_head = |b: u32| dist(img.log_bb, head, b) <= max_inflight;
+        let walked = walk(img, tail, head);
+        records = match walked {
+            Ok(r) => r,
+            Err((b, _)) if near_head(b) => {
+                // "Tail block overwrite detected": move the tail to the next record.
+                skip_tail_to = Some(next_header_after(img, b, head).ok_or("no record after an overwritten tail")?);
+                rep.tail_overwrite_skipped = true;
+                continue;
+            }
+            Err((_, e)) => return Err(e),
+        };
         let n = records.len();
         match records.iter().position(|r| !r.crc_ok) {
             None => break,
@@ -319,19 +393,32 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
                 // "Torn write (CRC failure) detected ... Truncating head block".
                 head = records[bad].blk;
                 rep.torn_head_trimmed = true;
+                skip_tail_to = None;
                 if head == tail {
                     records.clear();
                     break;
                 }
+            }
+            Some(bad) if near_head(records[bad].blk) => {
+                skip_tail_to =
+                    Some(next_header_after(img, records[bad].blk, head).ok_or("no record after an overwritten tail")?);
+                rep.tail_overwrite_skipped = true;
             }
             Some(bad) => {
                 return Err(format!("CRC failure in record at log block {} (not at the head)", records[bad].blk))
             }
         }
     }
+    if let Some(t) = skip_tail_to {
+        if let Some(r) = records.first() {
+            debug_assert_eq!(r.blk, t);
+            rep.tail_lsn = r.lsn;
+        }
+    }
     rep.head_blk = head;
     rep.tail_blk = tail;
     rep.records = records.len() as u32;
+    rep.records_found = records.iter().map(|r| (r.blk, r.lsn, r.total_bb)).collect();
     // xlog_check_unmount_rec: a lone unmount record right before the head means clean.
     if let Some(r) = records.last() {
         if r.num_logops == 1 && r.data.len() >= 12 && OpHeader::read(&r.data).flags & XLOG_UNMOUNT_TRANS != 0 {
@@ -427,7 +514,7 @@ fn replay(t: &Trans, meta: &mut BTreeMap<u32, (u64, Lsn)>, rep: &mut RecoveryRep
         }
         meta.insert(id, (v, t.r_lsn));
         rep.replayed.push((t.r_lsn, id, v));
-        rep.writes.insert(blkno, format::meta_block(id, v, t.r_lsn, (META_BB * BBSIZE as u64) as usize));
+        rep.writes.insert(blkno, (id, v, t.r_lsn));
     }
     Ok(())
 }

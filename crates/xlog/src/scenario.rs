@@ -127,6 +127,9 @@ pub struct Scenario {
     /// Buffers each transaction dirties, and the 128-byte chunks dirtied in each.
     pub tx_items: u32,
     pub tx_chunks: u32,
+    /// CIL pushes that may run at once: 1 is the serialised push work of 5.4–5.15,
+    /// 4 the pipelined pushes of later kernels (the "xfs-cil" workqueue's max_active).
+    pub cil_pushers: u32,
     /// Whether each transaction is followed by an fsync (a log force to its commit LSN).
     pub fsync: bool,
     /// CPU time a writer spends between transactions.
@@ -147,7 +150,7 @@ impl Default for Scenario {
             iclog_count: 8,
             iclog_size: Size(32 << 10),
             lsu: Size(0),
-            flush: FlushPolicy::Legacy,
+            flush: FlushPolicy::Upstream,
             commit_ordering: CommitOrdering::Fixed,
             throttle: Throttle::Fixed,
             unit_res_roundoff: UnitResRoundoff::X2,
@@ -161,6 +164,7 @@ impl Default for Scenario {
             tx_logcount: 4,
             tx_items: 2,
             tx_chunks: 2,
+            cil_pushers: 4,
             fsync: true,
             think: Duration(20 * crate::units::NS_PER_US),
         }
@@ -194,6 +198,7 @@ pub const SET_KEYS: &[&str] = &[
     "tx_logcount",
     "tx_items",
     "tx_chunks",
+    "cil_pushers",
     "fsync",
     "think",
 ];
@@ -245,6 +250,7 @@ impl Scenario {
             "tx_logcount" => self.tx_logcount = parse_u32(key, v)?,
             "tx_items" => self.tx_items = parse_u32(key, v)?,
             "tx_chunks" => self.tx_chunks = parse_u32(key, v)?,
+            "cil_pushers" => self.cil_pushers = parse_u32(key, v)?,
             "fsync" => self.fsync = parse_bool(key, v)?,
             "think" => self.think = Duration(parse_duration(key, v)?),
             _ => return Err(format!("unknown key '{key}' (allowed: {})", SET_KEYS.join(", "))),
@@ -317,6 +323,7 @@ impl Scenario {
         range("tx_logcount", self.tx_logcount as u64, 1, 16)?;
         range("tx_items", self.tx_items as u64, 1, 64)?;
         range("tx_chunks", self.tx_chunks as u64, 1, 32)?;
+        range("cil_pushers", self.cil_pushers as u64, 1, 8)?;
         if self.think.0 > 10 * crate::units::NS_PER_SEC {
             return Err(format!("think: {} is out of range (allowed: 0 to 10s)", format_duration(self.think.0)));
         }

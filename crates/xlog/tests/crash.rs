@@ -26,7 +26,9 @@ fn explore(s: &Scenario, points: u64, per_point: u64) -> CrashReport {
 
 #[test]
 fn legacy_flush_policy_has_no_violations_over_10k_crash_states() {
-    let r = explore(&small(), 8000, 64);
+    let mut s = small();
+    s.flush = FlushPolicy::Legacy;
+    let r = explore(&s, 8000, 64);
     assert!(r.crash_states >= 10_000, "explored {} states", r.crash_states);
     assert_eq!(r.violations, Default::default(), "examples: {:?}", r.examples);
     assert!(r.transactions_replayed > 0, "recovery replayed something");
@@ -48,4 +50,32 @@ fn a_device_that_ignores_flushes_is_caught() {
     s.workload = WorkloadKind::FsmarkCreate;
     let r = explore(&s, 10, 200);
     assert!(r.violations.contains_key("device_semantics"), "{:?}", r.violations);
+}
+
+fn preset(name: &str, fixed: bool) -> Scenario {
+    let p = find_preset_entry(name).unwrap();
+    if fixed {
+        p.fixed()
+    } else {
+        p.scenario()
+    }
+}
+
+#[test]
+fn zoo_series_v1_external_log_loses_acknowledged_fsyncs_and_upstream_does_not() {
+    let bad = explore(&preset("series-v1-external-log", false), 40, 32);
+    assert!(bad.violations.get("durability").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
+    let good = explore(&preset("series-v1-external-log", true), 40, 32);
+    assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
+}
+
+#[test]
+fn zoo_wait_future_iclog_hangs_and_the_fix_does_not() {
+    let mut sim = Sim::new(&preset("wait-future-iclog", false)).unwrap();
+    sim.run();
+    assert!(sim.is_hung(), "5.14-rc1 waits on a newer iclog: the push never finishes");
+    let mut sim = Sim::new(&preset("wait-future-iclog", true)).unwrap();
+    sim.run();
+    assert!(!sim.is_hung());
+    assert!(sim.metrics().checkpoints > 10);
 }

@@ -9,7 +9,7 @@ fn small() -> Scenario {
 
 fn image(sim: &Sim) -> Image<'_> {
     Image {
-        devs: sim.devices().iter().map(|d| Layer { base: d.stable(), over: Default::default() }).collect(),
+        devs: sim.devices().iter().map(|d| Layer::new(d.stable())).collect(),
         data_dev: sim.data_device(),
         log_start: sim.log_start_sector(),
         log_bb: sim.geometry().log_bb,

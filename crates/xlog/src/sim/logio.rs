@@ -164,6 +164,7 @@ impl Sim {
             }
             TAG_META => self.meta_done(v as u32),
             TAG_PUSH_FLUSH => self.wake(super::TASK_PUSH_BASE + v as u32),
+            super::TAG_DATA => self.wake(v as u32),
             _ => {}
         }
     }
@@ -180,6 +181,7 @@ impl Sim {
             let cbs = std::mem::take(&mut self.log.iclogs[j].callbacks);
             let had = !cbs.is_empty();
             for c in cbs {
+                self.check_checkpoint_stable(c, j);
                 self.checkpoint_done(c);
             }
             if had {
@@ -199,6 +201,26 @@ impl Sim {
             for t in std::mem::take(&mut self.log.flush_wait) {
                 self.wake(t);
             }
+        }
+    }
+
+    /// Commit implies checkpoint: when a checkpoint completes (its items are about to be
+    /// unpinned), every log block from its start record to the end of its commit record must
+    /// be on stable media with the cycle it was written in.
+    fn check_checkpoint_stable(&mut self, c: u32, commit_iclog: usize) {
+        let ck = &self.history.checkpoints[c as usize];
+        let log_bb = self.geo.log_bb as u64;
+        let lin = |l: Lsn| l.cycle() as u64 * log_bb + l.block() as u64;
+        let ic = &self.log.iclogs[commit_iclog];
+        let (count, _) = crate::iclog::xlog_calc_iclog_size(&self.geo, ic.offset);
+        let (from, to) = (lin(ck.start_lsn), lin(ic.lsn) + count as u64 / 512);
+        let stable = self.devs[0].stable();
+        let ok = (from..to).all(|p| {
+            let sector = self.log_start + p % log_bb;
+            stable.get(sector).is_some_and(|s| crate::format::sector_cycle(s) as u64 == p / log_bb)
+        });
+        if !ok {
+            self.ckpt_unstable_at_completion += 1;
         }
     }
 

@@ -41,8 +41,6 @@ pub const TASK_PUSH_BASE: u32 = 80_000;
 pub const TASK_XFSAILD: u32 = 90_000;
 pub const TASK_LOG_WORKER: u32 = 90_001;
 pub const TASK_IOEND: u32 = 90_002;
-/// CIL push workers that may run at once (the "xfs-cil" workqueue's max_active).
-pub const CIL_PUSHERS: u32 = 4;
 /// `xfs_syncd_centisecs` default: the log worker runs every 30 s.
 pub(crate) const LOG_WORKER_PERIOD: Ns = 30 * NS_PER_SEC;
 
@@ -72,6 +70,9 @@ pub(crate) const TAG_ICLOG: u64 = 1 << 56;
 pub(crate) const TAG_ICLOG_DATA_FLUSH: u64 = 2 << 56;
 pub(crate) const TAG_META: u64 = 3 << 56;
 pub(crate) const TAG_PUSH_FLUSH: u64 = 4 << 56;
+pub(crate) const TAG_DATA: u64 = 5 << 56;
+/// File data blocks carry this bit in their item id.
+pub const DATA_ID_BASE: u32 = 0x8000_0000;
 pub(crate) const TAG_MASK: u64 = (1 << 56) - 1;
 
 /// Commands a user (or a test) can give the running simulation.
@@ -134,6 +135,8 @@ pub struct History {
     pub checkpoints: Vec<CheckpointRecord>,
     /// Checkpoints 0..acked were acknowledged to a waiter (a log force returned).
     pub acked: u32,
+    /// File data blocks an fsync returned for: daddr -> version.
+    pub acked_data: std::collections::BTreeMap<u64, u64>,
 }
 
 /// Read-only state for views (UI, CLI), cheap to build.
@@ -210,6 +213,7 @@ pub struct Sim {
     pub(crate) stopping: bool,
     pub(crate) hung: bool,
     pub(crate) live_overwrites: u64,
+    pub(crate) ckpt_unstable_at_completion: u64,
 }
 
 impl Sim {
@@ -227,6 +231,13 @@ impl Sim {
             0
         };
         let per_writer = items_per_writer(scenario, log_start);
+        let data_end = log_start + geo.log_bb as u64 + 8 + scenario.writers as u64 * META_BB;
+        if !scenario.external_log && data_end > scenario.fs_size.0 / 512 {
+            return Err(format!(
+                "fs_size: {} has no room for the writers' data blocks past the log",
+                crate::units::format_size(scenario.fs_size.0)
+            ));
+        }
         let nitems = SHARED_ITEMS + scenario.writers * per_writer;
         let items = (0..nitems)
             .map(|id| Item {
@@ -271,7 +282,7 @@ impl Sim {
             log_start,
             data_dev,
             writers,
-            pushers: (0..CIL_PUSHERS).map(|_| push::Pusher::default()).collect(),
+            pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
             push_queued: false,
             items,
             history: History::default(),
@@ -286,6 +297,7 @@ impl Sim {
             stopping: false,
             hung: false,
             live_overwrites: 0,
+            ckpt_unstable_at_completion: 0,
         };
         let think = scenario.think.0.max(1);
         for w in 0..scenario.writers {
@@ -429,6 +441,17 @@ impl Sim {
         }
     }
 
+    /// Where writer `w`'s file data block lives on the data device: past the internal log,
+    /// or past the metadata items on an external log's data device.
+    pub fn data_daddr(&self, w: u32) -> u64 {
+        let base = if self.scenario.external_log {
+            META_START_SECTOR + self.items.len() as u64 * META_BB
+        } else {
+            (self.log_start + self.geo.log_bb as u64).div_ceil(META_BB) * META_BB
+        };
+        base + w as u64 * META_BB
+    }
+
     pub fn writer_state(&self, w: u32) -> Option<WriterState> {
         self.writers.get(w as usize).map(|wr| wr.state)
     }
@@ -481,6 +504,10 @@ impl Sim {
     /// Log writes that would have overwritten the live log past the tail.
     pub fn live_overwrites(&self) -> u64 {
         self.live_overwrites
+    }
+    /// Checkpoints that completed (items unpinned) before all their log blocks were stable.
+    pub fn checkpoints_unstable_at_completion(&self) -> u64 {
+        self.ckpt_unstable_at_completion
     }
     pub fn is_hung(&self) -> bool {
         self.hung

@@ -27,6 +27,9 @@ pub enum WriterState {
     ForceWait {
         iclog: u32,
     },
+    /// fsync: writing the file's data block, or flushing the data device's cache.
+    DataWrite,
+    DataFlush,
     Stopped,
 }
 
@@ -48,6 +51,10 @@ pub(crate) struct Writer {
     pub seq: u64,
     pub commit_lsn: Lsn,
     pub force_slept: bool,
+    /// The last log force started I/O on (or flagged) an iclog: fsync may skip its flush.
+    pub log_flushed: bool,
+    /// Version of the file data block last written.
+    pub data_version: u64,
 }
 
 impl Writer {
@@ -62,6 +69,8 @@ impl Writer {
             seq: 0,
             commit_lsn: Lsn::ZERO,
             force_slept: false,
+            log_flushed: false,
+            data_version: 0,
         }
     }
 }
@@ -80,6 +89,8 @@ impl Sim {
             WriterState::CommitWait => self.force_seq(w),
             WriterState::PrevWait { .. } => self.force_commit(w),
             WriterState::ForceWait { .. } => self.force_done(w),
+            WriterState::DataWrite => self.fsync_force(w),
+            WriterState::DataFlush => self.fsync_done(w),
             WriterState::Stopped => {}
         }
     }
@@ -214,11 +225,67 @@ impl Sim {
 
     fn after_commit(&mut self, w: TaskId) {
         if self.scenario.fsync {
-            self.counters.log_forces += 1;
-            self.force_seq(w);
+            self.fsync_start(w);
         } else {
             self.finish_tx(w);
         }
+    }
+
+    /// `xfs_file_fsync`: write the file's data, (external log: flush the data device), force
+    /// the log to the inode's sequence, and flush the data device unless the force did.
+    fn fsync_start(&mut self, w: TaskId) {
+        let wr = &mut self.writers[w as usize];
+        wr.data_version += 1;
+        wr.log_flushed = false;
+        let (version, daddr) = (wr.data_version, self.data_daddr(w));
+        let block = crate::format::meta_block(super::DATA_ID_BASE | w, version, Lsn::ZERO, 4096);
+        let dd = self.data_dev;
+        let (id, done) = self.devs[dd].submit_write(self.now, daddr, block, false, false, super::TAG_DATA | w as u64);
+        self.emit(
+            w,
+            TraceKind::DevSubmit {
+                dev: dd as u8,
+                id,
+                sector: daddr,
+                bytes: 4096,
+                preflush: false,
+                fua: false,
+                flush: false,
+            },
+        );
+        self.io_at(done, dd, id);
+        self.writers[w as usize].state = WriterState::DataWrite;
+    }
+
+    fn fsync_force(&mut self, w: TaskId) {
+        if self.scenario.external_log {
+            // The log is elsewhere: the data device's cache is flushed first.
+            return self.fsync_flush(w);
+        }
+        self.counters.log_forces += 1;
+        self.force_seq(w);
+    }
+
+    fn fsync_flush(&mut self, w: TaskId) {
+        let dd = self.data_dev;
+        let (id, done) = self.devs[dd].submit_flush(self.now, super::TAG_DATA | w as u64);
+        self.emit(
+            w,
+            TraceKind::DevSubmit { dev: dd as u8, id, sector: 0, bytes: 0, preflush: false, fua: false, flush: true },
+        );
+        self.io_at(done, dd, id);
+        self.writers[w as usize].state = WriterState::DataFlush;
+    }
+
+    /// After the data flush: an external log still needs its force; then the fsync returns.
+    fn fsync_done(&mut self, w: TaskId) {
+        let wr = &mut self.writers[w as usize];
+        if self.scenario.external_log && !wr.log_flushed {
+            wr.log_flushed = true; // marks that the data flush came first
+            self.counters.log_forces += 1;
+            return self.force_seq(w);
+        }
+        self.ack_fsync(w);
     }
 
     /// Wakes the push worker: `queue_work` on the CIL push work.
@@ -281,6 +348,7 @@ impl Sim {
                     return;
                 }
                 self.xlog_force_iclog(w, i, force_flags);
+                self.writers[wi].log_flushed = true;
             }
             IclogState::WantSync => self.log.iclogs[i].flags |= force_flags,
             _ => {}
@@ -294,7 +362,17 @@ impl Sim {
         self.writers[wi].state = WriterState::ForceWait { iclog: i as u32 };
     }
 
+    /// The log force returned: the fsync flushes the data device itself unless the force
+    /// started an iclog write (which the fixed kernel flags PREFLUSH|FUA).
     fn force_done(&mut self, w: TaskId) {
+        let wr = &self.writers[w as usize];
+        if !self.scenario.external_log && !wr.log_flushed {
+            return self.fsync_flush(w);
+        }
+        self.ack_fsync(w);
+    }
+
+    fn ack_fsync(&mut self, w: TaskId) {
         let seq = self.writers[w as usize].seq;
         // Every checkpoint up to this sequence is on stable storage now.
         let upto = self.history.checkpoints.partition_point(|c| c.sequence <= seq) as u32;
@@ -302,6 +380,9 @@ impl Sim {
             self.history.acked = upto;
             self.emit(w, TraceKind::ForceDone { ckpt: upto - 1 });
         }
+        let daddr = self.data_daddr(w);
+        let version = self.writers[w as usize].data_version;
+        self.history.acked_data.insert(daddr, version);
         self.finish_tx(w);
     }
 
