@@ -56,7 +56,8 @@ pub fn dirty_runs(dirty: u32) -> Vec<(u32, u32)> {
 pub fn format_item(kind: ItemKind) -> Formatted {
     match kind {
         ItemKind::Buf { dirty } => {
-            let runs = dirty_runs(dirty).len() as u32;
+            // A run starts at each set bit whose lower neighbour is clear.
+            let runs = (dirty & !(dirty << 1)).count_ones();
             Formatted { nvecs: 1 + runs, bytes: BLF_HDR + 4 + dirty.count_ones() * XFS_BLF_CHUNK }
         }
         ItemKind::Inode { data_fork, attr_fork } => Formatted {

@@ -141,11 +141,18 @@ pub fn inode_log_format(blkno: u64, nregions: u16, dsize: u16, asize: u16) -> Ve
 /// then a filler pattern, so recovery can rebuild the item map from bytes alone.
 pub fn fill_payload(b: &mut [u8], item: u32, version: u64) {
     let n = b.len();
-    let head = [item.to_be_bytes().as_slice(), &version.to_be_bytes()].concat();
+    let mut head = [0u8; 12];
+    head[..4].copy_from_slice(&item.to_be_bytes());
+    head[4..].copy_from_slice(&version.to_be_bytes());
     let k = head.len().min(n);
     b[..k].copy_from_slice(&head[..k]);
-    for (i, x) in b[k..].iter_mut().enumerate() {
+    // Filler: (item ^ offset) per byte, copied a 256-byte period at a time.
+    let mut period = [0u8; 256];
+    for (i, x) in period.iter_mut().enumerate() {
         *x = (item as u8) ^ (i as u8);
+    }
+    for chunk in b[k..].chunks_mut(256) {
+        chunk.copy_from_slice(&period[..chunk.len()]);
     }
 }
 

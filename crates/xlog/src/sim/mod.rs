@@ -34,6 +34,8 @@ pub use writer::WriterState;
 /// First sector of the metadata items on the data device; each item is a 4 KiB block.
 pub const META_START_SECTOR: u64 = 128;
 pub const META_BB: u64 = 8;
+/// Most metadata items a run creates (about 80 bytes of model state each).
+pub const MAX_ITEMS: u32 = 4 << 20;
 /// Shared AG header buffers (AGF/AGI) every writer may dirty: items 0..SHARED_ITEMS.
 pub const SHARED_ITEMS: u32 = 16;
 /// Task ids of the kernel threads (writers are 0..writers).
@@ -48,7 +50,7 @@ pub(crate) const LOG_WORKER_PERIOD: Ns = 30 * NS_PER_SEC;
 /// buffers for creates; never more than the space below an internal log holds.
 pub fn items_per_writer(s: &Scenario, log_start: u64) -> u32 {
     let want = match s.workload {
-        WorkloadKind::FsmarkCreate => 1024,
+        WorkloadKind::FsmarkCreate => 64,
         _ => s.tx_items * 4,
     };
     let end = if s.external_log { s.fs_size.0 / 512 } else { log_start };

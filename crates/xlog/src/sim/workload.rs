@@ -26,6 +26,28 @@ impl Sim {
         id
     }
 
+    /// A new inode for a create: a fresh item while the metadata area has room.
+    /// Model: once it is full, creates relog inodes from the writer's own pool.
+    fn alloc_item(&mut self) -> Option<u32> {
+        let end = if self.scenario.external_log { self.scenario.fs_size.0 / 512 } else { self.log_start };
+        let id = self.items.len() as u32;
+        let daddr = super::META_START_SECTOR + id as u64 * super::META_BB;
+        if daddr + super::META_BB > end || id >= super::MAX_ITEMS {
+            return None;
+        }
+        self.items.push(super::Item {
+            id,
+            daddr,
+            kind: ItemKind::Inode { data_fork: 0, attr_fork: 0 },
+            version: 0,
+            pinned: 0,
+            cil_seq: 0,
+            flushing: None,
+            shadow_size: 0,
+        });
+        Some(id)
+    }
+
     /// The items writer `w`'s next transaction changes, with their new contents.
     pub(crate) fn workload_changes(&mut self, w: TaskId) -> Vec<(u32, ItemKind)> {
         let n = self.scenario.tx_items;
@@ -57,7 +79,7 @@ impl Sim {
                 // Directory block entry, a fresh inode, its cluster buffer, the AGI.
                 let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
                 out.push((pool[0], ItemKind::Buf { dirty: dir_chunk }));
-                let fresh = pool[1 + (tx as usize % (pool.len() - 1).max(1))];
+                let fresh = self.alloc_item().unwrap_or(pool[1 + (tx as usize % (pool.len() - 1).max(1))]);
                 out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
                 for _ in 3..n {
