@@ -46,6 +46,8 @@ ensure_wasm_bindgen() {
   locked=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
   [ "$locked" = "$WASM_BINDGEN_VERSION" ] ||
     die "Cargo.lock has wasm-bindgen $locked but tools.env pins $WASM_BINDGEN_VERSION; make them equal"
+  grep -q "wasm_bindgen = \"$WASM_BINDGEN_VERSION\"" Trunk.toml && grep -q "wasm_opt = \"version_$BINARYEN_VERSION\"" Trunk.toml ||
+    die "Trunk.toml [tools] does not match tools.env (wasm_bindgen $WASM_BINDGEN_VERSION, wasm_opt version_$BINARYEN_VERSION)"
   if wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION\$"; then return; fi
   say "building wasm-bindgen-cli $WASM_BINDGEN_VERSION from crates.io (about 4 minutes)"
   # Without --locked: its lockfile pins a webpki-roots version the registry lacks.
