@@ -229,17 +229,9 @@ impl Device {
                 let stable = !self.profile.volatile_cache || (fua && self.bug != DeviceBug::FuaIgnored);
                 if stable {
                     self.stable.write(req.sector, &req.data);
-                } else if fua {
-                    self.stats.semantics_violations += 1;
-                    self.cached_bytes += req.data.len() as u64;
-                    self.cache.push_back(CachedWrite {
-                        cseq: self.next_cseq,
-                        req_id: req.id,
-                        sector: req.sector,
-                        data: req.data.clone(),
-                    });
-                    self.next_cseq += 1;
                 } else {
+                    // A FUA write left in the cache breaks the device's own promise.
+                    self.stats.semantics_violations += fua as u64;
                     self.cached_bytes += req.data.len() as u64;
                     self.cache.push_back(CachedWrite {
                         cseq: self.next_cseq,

@@ -103,24 +103,20 @@ impl Sim {
         };
         if data_flush {
             self.pending_records[i] = Some((rec, preflush, fua));
-            let dd = self.data_dev;
-            let (id, done) = self.devs[dd].submit_flush(self.now, TAG_ICLOG_DATA_FLUSH | i as u64);
-            self.emit(
-                TASK_IOEND,
-                TraceKind::DevSubmit {
-                    dev: dd as u8,
-                    id,
-                    sector: 0,
-                    bytes: 0,
-                    preflush: false,
-                    fua: false,
-                    flush: true,
-                },
-            );
-            self.io_at(done, dd, id);
+            self.submit_data_flush(TASK_IOEND, TAG_ICLOG_DATA_FLUSH | i as u64);
             return;
         }
         self.submit_record(i, rec, preflush, fua);
+    }
+
+    /// Issues a cache flush on the data device; its completion is routed by `tag`.
+    pub(crate) fn submit_data_flush(&mut self, task: u32, tag: u64) {
+        let dd = self.data_dev;
+        let (id, done) = self.devs[dd].submit_flush(self.now, tag);
+        let kind =
+            TraceKind::DevSubmit { dev: dd as u8, id, sector: 0, bytes: 0, preflush: false, fua: false, flush: true };
+        self.emit(task, kind);
+        self.io_at(done, dd, id);
     }
 
     fn submit_record(&mut self, i: usize, rec: Record, preflush: bool, fua: bool) {

@@ -138,21 +138,7 @@ impl Sim {
         self.emit(task, TraceKind::CilPush { seq });
         if self.scenario.flush == FlushPolicy::V514 {
             // 0431d926b399: flush the data device asynchronously; wait before writing.
-            let dd = self.data_dev;
-            let (id, done) = self.devs[dd].submit_flush(self.now, TAG_PUSH_FLUSH | k as u64);
-            self.emit(
-                task,
-                TraceKind::DevSubmit {
-                    dev: dd as u8,
-                    id,
-                    sector: 0,
-                    bytes: 0,
-                    preflush: false,
-                    fua: false,
-                    flush: true,
-                },
-            );
-            self.io_at(done, dd, id);
+            self.submit_data_flush(task, TAG_PUSH_FLUSH | k as u64);
             self.pushers[k as usize].state = PushState::DataFlushWait;
             return;
         }

@@ -267,13 +267,7 @@ impl Sim {
     }
 
     fn fsync_flush(&mut self, w: TaskId) {
-        let dd = self.data_dev;
-        let (id, done) = self.devs[dd].submit_flush(self.now, super::TAG_DATA | w as u64);
-        self.emit(
-            w,
-            TraceKind::DevSubmit { dev: dd as u8, id, sector: 0, bytes: 0, preflush: false, fua: false, flush: true },
-        );
-        self.io_at(done, dd, id);
+        self.submit_data_flush(w, super::TAG_DATA | w as u64);
         self.writers[w as usize].state = WriterState::DataFlush;
     }
 
