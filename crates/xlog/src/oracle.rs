@@ -124,8 +124,8 @@ impl<'h> Oracle<'h> {
                 || (ck.commit_lsn >= live_from && Self::record_present(img, Some(&rep), ck.commit_lsn).is_none())
             {
                 *why += &format!(
-                    "write_ahead: item {item} v{v} in place from checkpoint {c} (start {} commit {}, completed {}); ",
-                    ck.start_lsn, ck.commit_lsn, ck.completed
+                    "write_ahead: item {item} v{v} in place from checkpoint {c} (start {} commit {}, completed {}), recovered tail {} first record {:?}; ",
+                    ck.start_lsn, ck.commit_lsn, ck.completed, rep.tail_lsn, rep.records_found.first()
                 );
                 out.push(WRITE_AHEAD);
                 break;
