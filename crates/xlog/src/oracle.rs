@@ -38,7 +38,7 @@ pub struct Oracle<'h> {
     history: &'h History,
     /// item -> [(checkpoint index, version)] in commit order.
     touches: BTreeMap<u32, Vec<(u32, u64)>>,
-    /// (version -> checkpoint) per item, for write-ahead.
+    /// The log head at the crash: in-place metadata must not carry a later LSN.
     head_at_crash: Lsn,
 }
 

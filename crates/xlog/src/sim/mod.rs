@@ -46,8 +46,8 @@ pub const TASK_IOEND: u32 = 90_002;
 /// `xfs_syncd_centisecs` default: the log worker runs every 30 s.
 pub(crate) const LOG_WORKER_PERIOD: Ns = 30 * NS_PER_SEC;
 
-/// Items each writer owns: a hot set for relogging workloads, a larger pool of inode
-/// buffers for creates; never more than the space below an internal log holds.
+/// Items each writer owns: a hot set for relogging workloads, a small pool for creates
+/// (which also allocate fresh inodes); never more than the space below an internal log holds.
 pub fn items_per_writer(s: &Scenario, log_start: u64) -> u32 {
     let want = match s.workload {
         WorkloadKind::FsmarkCreate => 64,
