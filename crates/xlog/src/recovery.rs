@@ -54,13 +54,21 @@ impl<'a> Layer<'a> {
     }
 
     pub fn read(&self, sector: u64) -> [u8; SECTOR] {
+        self.with_sector(sector, |s| s.try_into().expect("one sector"))
+    }
+
+    /// Looks at one sector without copying it (zeros where nothing was written).
+    pub fn with_sector<R>(&self, sector: u64, f: impl FnOnce(&[u8]) -> R) -> R {
         if let Some(s) = self.over.get(sector) {
-            return *s;
+            return f(s);
         }
         if let Some(s) = self.survivors.as_ref().and_then(|v| v.get(sector)) {
-            return s.try_into().expect("one sector");
+            return f(s);
         }
-        self.base.get(sector).copied().unwrap_or([0; SECTOR])
+        match self.base.get(sector) {
+            Some(s) => f(s),
+            None => f(&[0; SECTOR]),
+        }
     }
 
     /// Sectors in [from, to) that may hold data, in order (duplicates removed).
@@ -158,15 +166,25 @@ fn heads_of(hdr: &[u8]) -> u32 {
 }
 
 /// `xlog_find_verify_log_record`: if `head` lands inside a record, move it to its header.
+/// Near block 0 the search goes on from the physical end of the log (a record that wraps).
 fn verify_log_record(img: &Image, head: u32, max_back: u32) -> u32 {
+    let check = |i: u32, span: u32| -> Option<bool> {
+        let h = is_header(img, i)?;
+        let len_bb = btobb(format::be32(&h, rh::LEN) as u64) as u32;
+        Some(span == len_bb + heads_of(&h))
+    };
     let lo = head.saturating_sub(max_back);
     for i in (lo..head).rev() {
-        if let Some(h) = is_header(img, i) {
-            let len_bb = btobb(format::be32(&h, rh::LEN) as u64) as u32;
-            if head - i != len_bb + heads_of(&h) {
-                return i;
+        if let Some(whole) = check(i, head - i) {
+            return if whole { head } else { i };
+        }
+    }
+    if head < max_back {
+        let log_bb = img.log_bb;
+        for i in (log_bb.saturating_sub(max_back - head)..log_bb).rev() {
+            if let Some(whole) = check(i, log_bb - i + head) {
+                return if whole { head } else { i };
             }
-            return head;
         }
     }
     head
@@ -343,7 +361,7 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
         .filter(|s| (s - META_START_SECTOR).is_multiple_of(META_BB))
         .collect();
     for s in sectors {
-        if let Some((id, v, lsn)) = format::read_meta(&data.read(s)) {
+        if let Some((id, v, lsn)) = data.with_sector(s, format::read_meta) {
             meta.insert(id, (v, lsn));
         }
     }
@@ -362,7 +380,8 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
     let mut skip_tail_to: Option<u32> = None;
     loop {
         tries += 1;
-        if tries > 4 * XLOG_MAX_ICLOGS {
+        // Each pass moves the head back or the tail forward by a record: bounded by the log.
+        if tries > img.log_bb as usize {
             return Err("could not settle the log head and tail".into());
         }
         let last = last_header_before(img, head).ok_or("no record header found in a dirty log")?;
