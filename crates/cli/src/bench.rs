@@ -13,7 +13,7 @@ pub fn run(as_json: bool) -> Result<(), String> {
     let t = Instant::now();
     sim.run();
     let secs = t.elapsed().as_secs_f64();
-    let events = sim.metrics().events;
+    let events = sim.events();
     let events_per_sec = events as f64 / secs;
     let small = find_preset("small-crash")?;
     let (report, csecs) = crate::crash_cmd::explore(&small, 200, 64)?;

@@ -8,14 +8,14 @@ use xlog::{explore_crash_states, CrashReport, Scenario, Sim};
 pub fn explore(s: &Scenario, points: u32, per_point: u32) -> Result<(CrashReport, f64), String> {
     let mut probe = Sim::new(s)?;
     probe.run();
-    let total = probe.metrics().events.max(1);
+    let total = probe.events().max(1);
     let started = Instant::now();
     let mut sim = Sim::new(s)?;
     sim.set_keep_trace(false);
     let mut report = CrashReport::default();
     for p in 1..=points as u64 {
         let at = total * p / (points as u64 + 1);
-        while sim.metrics().events < at && sim.step().is_some() {}
+        while sim.events() < at && sim.step().is_some() {}
         explore_crash_states(&sim, per_point as u64, s.seed, &mut report);
     }
     Ok((report, started.elapsed().as_secs_f64()))

@@ -126,7 +126,7 @@ fn index_choices(ndev: usize, ch: &[Choice]) -> Candidates {
 /// Explores the crash states of `sim` as it is now; adds to `report`.
 pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) {
     report.crash_points += 1;
-    let event = sim.metrics().events;
+    let event = sim.events();
     let mut ch = choices(sim);
     // Same order as the candidate slots: cached first, then in flight.
     ch.sort_by_key(|c| c.inflight);
@@ -144,6 +144,7 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
         (sim.semantics_violations() > 0, oracle::DEVICE_SEMANTICS),
         (sim.live_overwrites() > 0, oracle::NO_LIVE_OVERWRITE),
         (sim.checkpoints_unstable_at_completion() > 0, oracle::COMMIT_IMPLIES_CHECKPOINT),
+        (sim.acked_unstable() > 0, oracle::DURABILITY),
         (sim.is_hung(), oracle::LIVENESS),
     ]
     .into_iter()

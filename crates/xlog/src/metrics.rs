@@ -12,6 +12,8 @@ pub struct Counters {
     pub log_blocks: u64,
     pub noiclog_events: u64,
     pub log_forces: u64,
+    /// fsyncs that skipped their own data-device flush because the log force did one.
+    pub fsync_flushes_skipped: u64,
     pub log_force_sleeps: u64,
     pub bytes_logged: u64,
     pub metadata_writebacks: u64,
@@ -37,6 +39,7 @@ impl Default for Counters {
             log_blocks: 0,
             noiclog_events: 0,
             log_forces: 0,
+            fsync_flushes_skipped: 0,
             log_force_sleeps: 0,
             bytes_logged: 0,
             metadata_writebacks: 0,
@@ -75,6 +78,8 @@ pub struct Metrics {
     pub log_blocks: u64,
     pub noiclog_events: u64,
     pub log_forces: u64,
+    /// fsyncs that skipped their own data-device flush because the log force did one.
+    pub fsync_flushes_skipped: u64,
     pub cache_flushes: u64,
     pub cache_flushes_elided: u64,
     pub fua_writes: u64,

@@ -40,6 +40,8 @@ pub struct Oracle<'h> {
     touches: BTreeMap<u32, Vec<(u32, u64)>>,
     /// The log head at the crash: in-place metadata must not carry a later LSN.
     head_at_crash: Lsn,
+    /// item -> (version, commit LSN) of its latest completed checkpoint.
+    last_completed: BTreeMap<u32, (u64, Lsn)>,
 }
 
 impl<'h> Oracle<'h> {
@@ -50,7 +52,13 @@ impl<'h> Oracle<'h> {
                 touches.entry(item).or_default().push((c as u32, v));
             }
         }
-        Oracle { history, touches, head_at_crash }
+        let mut last_completed = BTreeMap::new();
+        for ck in history.checkpoints.iter().filter(|ck| ck.completed) {
+            for &(item, v) in &ck.items {
+                last_completed.insert(item, (v, ck.commit_lsn));
+            }
+        }
+        Oracle { history, touches, head_at_crash, last_completed }
     }
 
     fn checkpoint_of(&self, item: u32, version: u64) -> Option<u32> {
@@ -97,8 +105,7 @@ impl<'h> Oracle<'h> {
         let data = &img.devs[img.data_dev];
         let mut in_place: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
         for &item in self.touches.keys() {
-            let s = data.read(META_START_SECTOR + item as u64 * META_BB);
-            if let Some((id, v, lsn)) = format::read_meta(&s) {
+            if let Some((id, v, lsn)) = data.with_sector(META_START_SECTOR + item as u64 * META_BB, format::read_meta) {
                 if id == item {
                     in_place.insert(item, (v, lsn));
                 }
@@ -115,6 +122,17 @@ impl<'h> Oracle<'h> {
             }
         };
         let live_from = if rep.empty { Lsn::ZERO } else { rep.tail_lsn };
+        // The newest tail any intact record on the image states: checkpoints behind it may
+        // have left the log legitimately, even when recovery started from an older record.
+        let stated_tail = self
+            .history
+            .records
+            .iter()
+            .rev()
+            .take(64)
+            .find(|&&(lsn, _)| lsn <= self.head_at_crash && Self::record_present(img, Some(&rep), lsn).is_some())
+            .map_or(Lsn::ZERO, |&(_, t)| t);
+        let live_from = live_from.max(stated_tail);
         // write-ahead: in-place metadata only from checkpoints whose commit record is stable
         // (or that the log has already moved past).
         for (&item, &(v, _)) in &in_place {
@@ -134,12 +152,7 @@ impl<'h> Oracle<'h> {
         // tail: an item whose latest completed checkpoint lies wholly behind the on-disk
         // tail must be stable in place at least at that version.
         if !rep.empty {
-            let mut last: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
-            for ck in self.history.checkpoints.iter().filter(|ck| ck.completed) {
-                for &(item, v) in &ck.items {
-                    last.insert(item, (v, ck.commit_lsn));
-                }
-            }
+            let last = &self.last_completed;
             let behind = |&(v, commit): &(u64, Lsn)| commit < rep.tail_lsn && v > 0;
             if let Some((item, e)) =
                 last.iter().find(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0)
@@ -150,6 +163,7 @@ impl<'h> Oracle<'h> {
         }
         // prefix and durability: the recovered map is the state after checkpoints 0..k.
         let (mut lo, mut hi) = (0u32, self.history.checkpoints.len() as u32);
+        let (mut lo_item, mut hi_item) = ((0u32, 0u64), (0u32, 0u64));
         for (&item, t) in &self.touches {
             let v = rep.items.get(&item).copied().unwrap_or(0);
             let (a, b) = if v == 0 {
@@ -160,16 +174,29 @@ impl<'h> Oracle<'h> {
                     None => (1, 0),
                 }
             };
-            lo = lo.max(a);
-            hi = hi.min(b);
+            if a > lo {
+                lo = a;
+                lo_item = (item, v);
+            }
+            if b < hi {
+                hi = b;
+                hi_item = (item, v);
+            }
         }
         let data_lost = self
             .history
             .acked_data
             .iter()
-            .any(|(&daddr, &v)| format::read_meta(&data.read(daddr)).is_none_or(|(_, found, _)| found < v));
+            .any(|(&daddr, &v)| data.with_sector(daddr, format::read_meta).is_none_or(|(_, found, _)| found < v));
         if lo > hi {
-            *why += &format!("prefix: lo {lo} > hi {hi} of {}; ", self.history.checkpoints.len());
+            *why += &format!(
+                "prefix: item {} at v{} needs checkpoint {lo} or later, item {} at v{} needs one before {hi} (of {}); ",
+                lo_item.0,
+                lo_item.1,
+                hi_item.0,
+                hi_item.1,
+                self.history.checkpoints.len()
+            );
             out.push(PREFIX);
         }
         if (lo <= hi && hi < self.history.acked) || data_lost {

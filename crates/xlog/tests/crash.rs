@@ -10,13 +10,13 @@ fn small() -> Scenario {
 fn explore(s: &Scenario, points: u64, per_point: u64) -> CrashReport {
     let mut probe = Sim::new(s).unwrap();
     probe.run();
-    let total = probe.metrics().events;
+    let total = probe.events();
     let mut sim = Sim::new(s).unwrap();
     sim.set_keep_trace(false);
     let mut report = CrashReport::default();
     for p in 1..=points {
         let at = total * p / (points + 1);
-        while sim.metrics().events < at {
+        while sim.events() < at {
             sim.step();
         }
         explore_crash_states(&sim, per_point, s.seed, &mut report);
@@ -65,7 +65,22 @@ fn preset(name: &str, fixed: bool) -> Scenario {
 fn zoo_series_v1_external_log_loses_acknowledged_fsyncs_and_upstream_does_not() {
     let bad = explore(&preset("series-v1-external-log", false), 40, 32);
     assert!(bad.violations.get("durability").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
-    let good = explore(&preset("series-v1-external-log", true), 40, 32);
+    let good = explore(&preset("series-v1-external-log", true), 1500, 32);
+    assert!(good.crash_states >= 10_000, "explored {} states", good.crash_states);
+    assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
+}
+
+#[test]
+fn zoo_force_without_flush_acks_fsyncs_whose_data_is_in_cache_and_the_fix_does_not() {
+    let s = preset("force-without-flush", false);
+    let mut sim = Sim::new(&s).unwrap();
+    sim.run();
+    assert!(sim.metrics().fsync_flushes_skipped > 0, "some fsyncs rely on the force's flush");
+    assert!(sim.acked_unstable() > 0, "an fsync returned with its data only in the cache");
+    let bad = explore(&s, 40, 8);
+    assert!(bad.violations.get("durability").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
+    let good = explore(&preset("force-without-flush", true), 1500, 32);
+    assert!(good.crash_states >= 10_000, "explored {} states", good.crash_states);
     assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
 }
 

@@ -63,6 +63,7 @@ impl Sim {
             self.log.iclogs[i].tail_lsn = tail;
         }
         let tail = self.log.iclogs[i].tail_lsn;
+        self.history.records.push((self.log.iclogs[i].lsn, tail));
         let rec = xlog_pack_record(&self.geo, &self.log.iclogs[i], &self.uuid);
         // No overwrite of the live log: the record must end within one log size of the tail.
         let lin = |l: Lsn| l.cycle() as u64 * self.geo.log_bb as u64 + l.block() as u64;

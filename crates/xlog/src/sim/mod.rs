@@ -139,6 +139,8 @@ pub struct History {
     pub acked: u32,
     /// File data blocks an fsync returned for: daddr -> version.
     pub acked_data: std::collections::BTreeMap<u64, u64>,
+    /// Every log record submitted: (LSN, the tail LSN stamped in its header).
+    pub records: Vec<(Lsn, Lsn)>,
 }
 
 /// Read-only state for views (UI, CLI), cheap to build.
@@ -216,6 +218,8 @@ pub struct Sim {
     pub(crate) hung: bool,
     pub(crate) live_overwrites: u64,
     pub(crate) ckpt_unstable_at_completion: u64,
+    /// fsyncs that returned while their data block or checkpoint was not on stable media.
+    pub(crate) acked_unstable: u64,
 }
 
 impl Sim {
@@ -300,6 +304,7 @@ impl Sim {
             hung: false,
             live_overwrites: 0,
             ckpt_unstable_at_completion: 0,
+            acked_unstable: 0,
         };
         let think = scenario.think.0.max(1);
         for w in 0..scenario.writers {
@@ -460,6 +465,10 @@ impl Sim {
     pub fn pusher_state(&self, k: u32) -> Option<PushState> {
         self.pushers.get(k as usize).map(|p| p.state)
     }
+    /// Events processed so far (cheap; `metrics()` computes quantiles).
+    pub fn events(&self) -> u64 {
+        self.counters.events
+    }
     pub fn now(&self) -> Ns {
         self.now
     }
@@ -508,6 +517,10 @@ impl Sim {
         self.live_overwrites
     }
     /// Checkpoints that completed (items unpinned) before all their log blocks were stable.
+    /// fsyncs acknowledged before their data and log were stable (durability, at the ack).
+    pub fn acked_unstable(&self) -> u64 {
+        self.acked_unstable
+    }
     pub fn checkpoints_unstable_at_completion(&self) -> u64 {
         self.ckpt_unstable_at_completion
     }
@@ -592,6 +605,7 @@ impl Sim {
             log_blocks: c.log_blocks,
             noiclog_events: c.noiclog_events,
             log_forces: c.log_forces,
+            fsync_flushes_skipped: c.fsync_flushes_skipped,
             cache_flushes: flushes,
             cache_flushes_elided: elided,
             fua_writes: fua,

@@ -80,7 +80,13 @@ impl Sim {
         }
     }
 
-    fn wake_all(&mut self, tasks: Vec<u32>) {
+    /// `wake_up_all`: the woken tasks race for the lock on different CPUs. Model: they run
+    /// in a seeded random order.
+    fn wake_all(&mut self, mut tasks: Vec<u32>) {
+        for i in (1..tasks.len()).rev() {
+            let j = (rand_core::RngCore::next_u32(&mut self.rng) as usize) % (i + 1);
+            tasks.swap(i, j);
+        }
         for t in tasks {
             self.wake(t);
         }

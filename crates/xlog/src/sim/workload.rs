@@ -53,7 +53,8 @@ impl Sim {
         let n = self.scenario.tx_items;
         let chunks = self.scenario.tx_chunks;
         let tx = self.writers[w as usize].tx_count;
-        let pool = self.writers[w as usize].items.clone();
+        let pool_len = self.writers[w as usize].items.len();
+        let pool = |s: &Sim, i: usize| s.writers[w as usize].items[i];
         let ag_header = w % SHARED_ITEMS;
         let mut out = Vec::with_capacity(n as usize + 2);
         match self.scenario.workload {
@@ -67,10 +68,11 @@ impl Sim {
             WorkloadKind::SyncAppend => {
                 // The file's inode (extent list grows), the AGF, and bmap btree buffers.
                 let data_fork = (16 * (tx as u32 + 1)).min(FORK_MAX);
-                out.push((pool[0], ItemKind::Inode { data_fork, attr_fork: 0 }));
+                out.push((pool(self, 0), ItemKind::Inode { data_fork, attr_fork: 0 }));
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
                 for _ in 2..n.max(2) {
-                    let id = pool[1 + (self.rng.next_u32() as usize % (pool.len() - 1).max(1))];
+                    let i = 1 + (self.rng.next_u32() as usize % (pool_len - 1).max(1));
+                    let id = pool(self, i);
                     let dirty = self.chunk_run(chunks);
                     out.push((id, ItemKind::Buf { dirty }));
                 }
@@ -78,8 +80,11 @@ impl Sim {
             WorkloadKind::FsmarkCreate => {
                 // Directory block entry, a fresh inode, its cluster buffer, the AGI.
                 let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
-                out.push((pool[0], ItemKind::Buf { dirty: dir_chunk }));
-                let fresh = self.alloc_item().unwrap_or(pool[1 + (tx as usize % (pool.len() - 1).max(1))]);
+                out.push((pool(self, 0), ItemKind::Buf { dirty: dir_chunk }));
+                let fresh = match self.alloc_item() {
+                    Some(id) => id,
+                    None => pool(self, 1 + (tx as usize % (pool_len - 1).max(1))),
+                };
                 out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
                 for _ in 3..n {
@@ -92,7 +97,7 @@ impl Sim {
                 // A btree block whose dirty range grows one chunk per transaction, then the
                 // next block; plus the AGF.
                 let grown = (tx % BUF_CHUNKS as u64) as u32 + 1;
-                let block = pool[(tx / BUF_CHUNKS as u64) as usize % pool.len()];
+                let block = pool(self, (tx / BUF_CHUNKS as u64) as usize % pool_len);
                 let dirty = if grown == 32 { u32::MAX } else { (1u32 << grown) - 1 };
                 out.push((block, ItemKind::Buf { dirty }));
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
@@ -102,7 +107,7 @@ impl Sim {
                 // goes backwards when it was logged larger in the same context).
                 let steps = 8u64;
                 let attr_fork = FORK_MAX - (tx % steps) as u32 * (FORK_MAX / steps as u32);
-                let inode = pool[(tx / steps) as usize % pool.len()];
+                let inode = pool(self, (tx / steps) as usize % pool_len);
                 out.push((inode, ItemKind::Inode { data_fork: 64, attr_fork }));
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
             }

@@ -363,6 +363,9 @@ impl Sim {
         if !self.scenario.external_log && !wr.log_flushed {
             return self.fsync_flush(w);
         }
+        if !self.scenario.external_log {
+            self.counters.fsync_flushes_skipped += 1;
+        }
         self.ack_fsync(w);
     }
 
@@ -377,6 +380,13 @@ impl Sim {
         let daddr = self.data_daddr(w);
         let version = self.writers[w as usize].data_version;
         self.history.acked_data.insert(daddr, version);
+        // Durability at the ack: a crash right now may drop anything not on stable media.
+        let dd = &self.devs[self.data_dev];
+        let data_stable =
+            dd.stable().get(daddr).and_then(|s| crate::format::read_meta(s)).is_some_and(|(_, v, _)| v >= version);
+        if !data_stable {
+            self.acked_unstable += 1;
+        }
         self.finish_tx(w);
     }
 
