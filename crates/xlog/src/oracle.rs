@@ -124,22 +124,30 @@ impl<'h> Oracle<'h> {
         let live_from = if rep.empty { Lsn::ZERO } else { rep.tail_lsn };
         // The newest tail any intact record on the image states: checkpoints behind it may
         // have left the log legitimately, even when recovery started from an older record.
-        let stated_tail = self
-            .history
-            .records
-            .iter()
-            .rev()
-            .take(64)
-            .find(|&&(lsn, _)| lsn <= self.head_at_crash && Self::record_present(img, Some(&rep), lsn).is_some())
-            .map_or(Lsn::ZERO, |&(_, t)| t);
-        let live_from = live_from.max(stated_tail);
+        // Read lazily: it checksums records, and most states never need it.
+        let mut stated_tail: Option<Lsn> = None;
+        let mut stated_tail = || {
+            *stated_tail.get_or_insert_with(|| {
+                self.history
+                    .records
+                    .iter()
+                    .rev()
+                    .take(64)
+                    .find(|&&(lsn, _)| {
+                        lsn <= self.head_at_crash && Self::record_present(img, Some(&rep), lsn).is_some()
+                    })
+                    .map_or(Lsn::ZERO, |&(_, t)| t)
+            })
+        };
         // write-ahead: in-place metadata only from checkpoints whose commit record is stable
         // (or that the log has already moved past).
         for (&item, &(v, _)) in &in_place {
             let Some(c) = self.checkpoint_of(item, v) else { continue };
             let ck = &self.history.checkpoints[c as usize];
             if !ck.completed
-                || (ck.commit_lsn >= live_from && Self::record_present(img, Some(&rep), ck.commit_lsn).is_none())
+                || (ck.commit_lsn >= live_from
+                    && Self::record_present(img, Some(&rep), ck.commit_lsn).is_none()
+                    && ck.commit_lsn >= stated_tail())
             {
                 *why += &format!(
                     "write_ahead: item {item} v{v} in place from checkpoint {c} (start {} commit {}, completed {}), recovered tail {} first record {:?}; ",
