@@ -2,6 +2,7 @@
 
 mod bench;
 mod crash_cmd;
+mod size_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
@@ -13,7 +14,7 @@ use xlog::{find_preset, parse_duration, Duration, Scenario, Sim, PRESETS, SET_KE
     name = "loglab",
     version,
     about = "The XFS journal model of Log Lab, on the command line",
-    after_help = "Examples:\n  loglab presets\n  loglab run --preset fsync-heavy --set log_size=32MiB --json\n  loglab crash --preset small-crash --crash-points 20 --json\n  loglab bench --json"
+    after_help = "Examples:\n  loglab presets\n  loglab run --preset fsync-heavy --set log_size=32MiB --json\n  loglab crash --preset small-crash --crash-points 20 --json\n  loglab bench --json\n  loglab size --fs-size 220GiB --algo all"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -48,6 +49,8 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Size the internal log as mkfs.xfs does (pre-2022, seed patch, xfsprogs 6.1), with the steps taken.
+    Size(size_cmd::SizeArgs),
     /// Measure simulator throughput: events/s and crash states/s.
     Bench {
         #[arg(long)]
@@ -156,6 +159,7 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
         Cmd::Crash { scenario, crash_points, states_per_point, json } => {
             crash_cmd::run(&scenario.load()?, crash_points, states_per_point, json)
         }
+        Cmd::Size(a) => size_cmd::run(&a),
         Cmd::Bench { json } => bench::run(json),
     }
 }

@@ -103,3 +103,30 @@ fn crash_reports_states_and_violations_by_invariant() {
     assert!(bad["violations"]["durability"].as_u64().unwrap() > 0, "{bad}");
     assert!(!bad["examples"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn size_reports_each_algorithm_with_its_steps() {
+    let v = json(&["size", "--fs-size", "100GiB", "--json"]);
+    let algos = v["algorithms"].as_object().unwrap();
+    assert_eq!(algos.len(), 3);
+    // Below 128 GiB the 2022 floor (64 MiB) beats the 2048:1 ratio that pre-2022 used.
+    assert_eq!(algos["pre-2022"]["log_blocks"], 12800);
+    assert_eq!(algos["xfsprogs-6.1"]["log_blocks"], 16384);
+    assert_eq!(v["log_blocks"], 16384);
+    assert_eq!(v["min_log_blocks"], 1986);
+    assert!(algos["xfsprogs-6.1"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s.as_str().unwrap().contains("64 MiB floor")));
+    // The seed patch as posted used 512 MB as its tiny threshold; xfsprogs shipped 300 MB.
+    let small = json(&["size", "--fs-size", "400MiB", "--json"]);
+    assert!(
+        small["algorithms"]["seed-patch"]["log_blocks"].as_u64()
+            < small["algorithms"]["xfsprogs-6.1"]["log_blocks"].as_u64()
+    );
+    loglab().args(["size", "--fs-size", "22OGiB"]).assert().code(2);
+    let out = loglab().args(["size", "--fs-size", "299MiB"]).assert().code(2).get_output().stderr.clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains("Filesystem must be larger than 300MB") && err.lines().count() == 1, "{err}");
+}

@@ -16,6 +16,7 @@ mod recovery;
 mod scenario;
 mod sectors;
 mod sim;
+pub mod sizing;
 mod trace;
 mod units;
 
