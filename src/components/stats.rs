@@ -18,6 +18,7 @@ fn writer_colour(s: &WriterState) -> &'static str {
         WriterState::CommitWait => "#2f7d6d",
         WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => "#5b8bd0",
         WriterState::DataWrite | WriterState::DataFlush => "#8c6bb1",
+        WriterState::MetaRead { .. } => "#a0785a",
     }
 }
 
@@ -50,7 +51,7 @@ pub fn stats(props: &StatsProps) -> Html {
                 { for rows.into_iter().map(|(k, val)| html! { <tr><td>{ k }</td><td data-key={k}>{ val }</td></tr> }) }
             </table>
             <h2 style="margin-top:14px">{ format!("writers ({})", v.writer_states.len()) }</h2>
-            <div class="writers" title="grey: thinking · red: grant wait · yellow: CIL throttle · green: waiting for a checkpoint · blue: waiting for log I/O · purple: fsync data write or flush">
+            <div class="writers" title="grey: thinking · red: grant wait · yellow: CIL throttle · green: waiting for a checkpoint · blue: waiting for log I/O · purple: fsync data write or flush · brown: reading metadata inside a transaction">
                 { for v.writer_states.iter().map(|s| html! { <i style={format!("--c:{}", writer_colour(s))}></i> }) }
             </div>
         </div>

@@ -1,20 +1,35 @@
-//! `loglab`: the Log Lab journal model on the command line (runs, crash checks, benchmarks).
+//! `loglab`: the Log Lab journal model on the command line (runs, sweeps, traces, crash checks,
+//! sizing, exports, benchmarks).
 
 mod bench;
 mod crash_cmd;
+mod export_cmd;
+mod run_cmd;
 mod size_cmd;
+mod sweep_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 use std::process::ExitCode;
-use xlog::{find_preset, parse_duration, Duration, Scenario, Sim, PRESETS, SET_KEYS};
+use xlog::{find_preset, parse_duration, Duration, Scenario, PRESETS, SET_KEYS};
 
 #[derive(Parser)]
 #[command(
     name = "loglab",
     version,
     about = "The XFS journal model of Log Lab, on the command line",
-    after_help = "Examples:\n  loglab presets\n  loglab run --preset fsync-heavy --set log_size=32MiB --json\n  loglab crash --preset small-crash --crash-points 20 --json\n  loglab bench --json\n  loglab size --fs-size 220GiB --algo all"
+    after_help = "Examples:
+  loglab presets
+  loglab run --preset fsync-heavy --set log_size=32MiB --json
+  loglab run --url 'http://127.0.0.1:8080/?preset=fsmark-create&writers=32' --trace run.txt
+  loglab sweep --preset seed-log-size --vary log_size=10MiB,20MiB,40MiB,80MiB,160MiB --vary device=hdd-x4,nvme-x4
+  loglab trace --preset cil-throttle-32mb --event xfs_log_cil_wait | awk '/^ / {print $23}' | sort -n | uniq -c
+  loglab crash --preset small-crash --crash-points 20 --json
+  loglab size --fs-size 220GiB --algo all
+  loglab url encode --preset fsmark-create --set writers=32
+  loglab export-logwrites --preset fsync-heavy --out fsync.logwrites
+  loglab export-image --image xfs.img --preset fsync-heavy
+  loglab bench --json"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -35,22 +50,36 @@ enum Cmd {
         /// Print the metrics as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Also write the run's trace to FILE (trace-cmd text; JSON when FILE ends in .json).
+        #[arg(long, value_name = "FILE")]
+        trace: Option<std::path::PathBuf>,
     },
-    /// Crash the scenario at chosen events, recover each allowed disk state and check the invariants.
-    Crash {
+    /// Run a grid of scenarios in parallel and print one row per run.
+    Sweep(sweep_cmd::SweepArgs),
+    /// Print a run's trace events (trace-cmd text as `trace-cmd show` prints it, or JSON).
+    Trace {
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// How many crash points, spread evenly over the run.
-        #[arg(long, default_value_t = 20)]
-        crash_points: u32,
-        /// Most crash states explored at each crash point (exhaustive below it, sampled above).
-        #[arg(long, default_value_t = 64)]
-        states_per_point: u32,
-        #[arg(long)]
-        json: bool,
+        /// trace-cmd or json.
+        #[arg(long, default_value = "trace-cmd")]
+        format: String,
+        /// Keep only these events (repeatable), like `trace-cmd start -e`.
+        #[arg(long = "event", value_name = "NAME")]
+        events: Vec<String>,
     },
+    /// Crash the scenario at chosen events, recover each allowed disk state and check the invariants.
+    Crash(crash_cmd::CrashArgs),
     /// Size the internal log as mkfs.xfs does (pre-2022, seed patch, xfsprogs 6.1), with the steps taken.
     Size(size_cmd::SizeArgs),
+    /// Scenario links: encode a preset or scenario file, or decode a link to its scenario.
+    Url {
+        #[command(subcommand)]
+        cmd: UrlCmd,
+    },
+    /// Write the simulated log into the log region of an XFS image made by mkfs.xfs.
+    ExportImage(export_cmd::ImageArgs),
+    /// Write the device request stream in the dm-log-writes format.
+    ExportLogwrites(export_cmd::LogwritesArgs),
     /// Measure simulator throughput: events/s and crash states/s.
     Bench {
         #[arg(long)]
@@ -58,30 +87,58 @@ enum Cmd {
     },
 }
 
+#[derive(Subcommand)]
+enum UrlCmd {
+    /// Print the link for a preset (with --set overrides) or a scenario file.
+    Encode {
+        /// A scenario file (JSON with the `--set` keys), instead of --preset.
+        file: Option<std::path::PathBuf>,
+        #[arg(long, conflicts_with = "file")]
+        preset: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// Print the scenario a link describes, as JSON.
+    Decode { url: String },
+}
+
 /// Where a scenario comes from, plus `--set` overrides.
-#[derive(Args)]
+#[derive(Args, Clone, Default)]
 pub struct ScenarioArgs {
     /// A named preset (see `loglab presets`).
-    #[arg(long, conflicts_with = "scenario")]
-    preset: Option<String>,
+    #[arg(long, conflicts_with_all = ["scenario", "url"])]
+    pub preset: Option<String>,
     /// A scenario file (JSON with the `--set` keys).
+    #[arg(long, conflicts_with = "url")]
+    pub scenario: Option<std::path::PathBuf>,
+    /// A scenario link (see `loglab url`).
     #[arg(long)]
-    scenario: Option<std::path::PathBuf>,
+    pub url: Option<String>,
     /// Override one key, e.g. --set log_size=32MiB (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
+    pub set: Vec<String>,
     /// Simulated duration, e.g. 10s or 500ms (same as --set duration=...).
     #[arg(long)]
-    duration: Option<String>,
+    pub duration: Option<String>,
     /// For a bug-zoo preset: run the fixed variant instead of the historic bug.
     #[arg(long, requires = "preset")]
-    fixed: bool,
+    pub fixed: bool,
+}
+
+pub fn apply_sets(s: &mut Scenario, sets: &[String]) -> Result<(), String> {
+    for kv in sets {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--set '{kv}' is not KEY=VALUE (keys: {})", SET_KEYS.join(", ")))?;
+        s.set(k.trim(), v.trim())?;
+    }
+    Ok(())
 }
 
 impl ScenarioArgs {
     pub fn load(&self) -> Result<Scenario, String> {
-        let mut s = match (&self.preset, &self.scenario) {
-            (Some(p), _) => {
+        let mut s = match (&self.preset, &self.scenario, &self.url) {
+            (Some(p), _, _) => {
                 let entry = xlog::find_preset_entry(p)?;
                 if self.fixed && !entry.is_bug() {
                     return Err(format!("--fixed: preset '{p}' is not a bug-zoo preset"));
@@ -92,38 +149,62 @@ impl ScenarioArgs {
                     entry.scenario()
                 }
             }
-            (None, Some(f)) => {
+            (None, Some(f), _) => {
                 let text = std::fs::read_to_string(f).map_err(|e| format!("--scenario {}: {e}", f.display()))?;
                 serde_json::from_str(&text).map_err(|e| format!("--scenario {}: {e}", f.display()))?
             }
-            (None, None) => find_preset(xlog::DEFAULT_PRESET)?,
+            (None, None, Some(u)) => xlog::url::decode(u)?.scenario,
+            (None, None, None) => find_preset(xlog::DEFAULT_PRESET)?,
         };
-        for kv in &self.set {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| format!("--set '{kv}' is not KEY=VALUE (keys: {})", SET_KEYS.join(", ")))?;
-            s.set(k.trim(), v.trim())?;
-        }
+        apply_sets(&mut s, &self.set)?;
         if let Some(d) = &self.duration {
             s.duration = Duration(parse_duration("duration", d)?);
         }
         s.validate()?;
         Ok(s)
     }
+
+    /// The preset a link should be relative to: the named one, or the link's own.
+    pub fn base_preset(&self) -> Option<String> {
+        if self.fixed {
+            return None;
+        }
+        self.preset.clone().or_else(|| self.url.as_deref().and_then(|u| xlog::url::decode(u).ok()?.preset))
+    }
+
+    /// A link that reproduces this scenario.
+    pub fn link(&self, s: &Scenario) -> String {
+        xlog::url::encode(s, self.base_preset().as_deref()).unwrap_or_else(|_| xlog::url::LAB_ORIGIN.into())
+    }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // One line: clap's first line names the flag and the problem.
+            let text = e.render().to_string();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad arguments");
+            eprintln!("loglab: {}", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
     match dispatch(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("loglab: error: {e}");
+            // One line: scripts read the first line of stderr.
+            eprintln!("loglab: error: {}", e.replace('\n', " "));
             ExitCode::from(2)
         }
     }
 }
 
-fn print_json(v: &serde_json::Value) {
+pub fn print_json(v: &serde_json::Value) {
     println!("{}", serde_json::to_string_pretty(v).expect("JSON values serialize"));
 }
 
@@ -135,31 +216,45 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
                 print_json(&json!(v));
             } else {
                 for p in PRESETS {
-                    println!("{:<24} {}", p.name, p.about);
+                    println!("{:<26} {}", p.name, p.about);
                 }
             }
             Ok(())
         }
-        Cmd::Run { scenario, json } => {
-            let s = scenario.load()?;
-            let mut sim = Sim::new(&s)?;
-            sim.run();
-            let m = sim.metrics();
-            if json {
-                print_json(&serde_json::to_value(&m).map_err(|e| e.to_string())?);
-            } else {
-                let v = serde_json::to_value(&m).map_err(|e| e.to_string())?;
-                for (k, val) in v.as_object().expect("metrics are an object") {
-                    println!("{k:<24} {val}");
-                }
-                println!("reproduce with: loglab run --preset ... --set seed={}", s.seed);
-            }
-            Ok(())
-        }
-        Cmd::Crash { scenario, crash_points, states_per_point, json } => {
-            crash_cmd::run(&scenario.load()?, crash_points, states_per_point, json)
-        }
+        Cmd::Run { scenario, json, trace } => run_cmd::run(&scenario, json, trace.as_deref()),
+        Cmd::Sweep(a) => sweep_cmd::run(&a),
+        Cmd::Trace { scenario, format, events } => run_cmd::trace(&scenario.load()?, &format, &events),
+        Cmd::Crash(a) => crash_cmd::run(&a),
         Cmd::Size(a) => size_cmd::run(&a),
+        Cmd::Url { cmd } => match cmd {
+            UrlCmd::Encode { file, preset, set } => {
+                let (mut s, base) = match (file, preset) {
+                    (Some(f), _) => {
+                        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+                        let s: Scenario = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+                        (s, None)
+                    }
+                    (None, Some(p)) => (find_preset(&p)?, Some(p)),
+                    (None, None) => return Err("url encode: give --preset NAME or a scenario FILE".into()),
+                };
+                apply_sets(&mut s, &set)?;
+                s.validate()?;
+                println!("{}", xlog::url::encode(&s, base.as_deref())?);
+                Ok(())
+            }
+            UrlCmd::Decode { url } => {
+                let d = xlog::url::decode(&url)?;
+                let mut v = serde_json::to_value(&d.scenario).map_err(|e| e.to_string())?;
+                if !d.extra.is_empty() {
+                    let extra: serde_json::Map<_, _> = d.extra.into_iter().map(|(k, v)| (k, json!(v))).collect();
+                    v = json!({"scenario": v, "link": extra});
+                }
+                print_json(&v);
+                Ok(())
+            }
+        },
+        Cmd::ExportImage(a) => export_cmd::image(&a),
+        Cmd::ExportLogwrites(a) => export_cmd::logwrites(&a),
         Cmd::Bench { json } => bench::run(json),
     }
 }

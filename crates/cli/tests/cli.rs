@@ -75,6 +75,16 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["run", "--set", "bogus=1"], "unknown key 'bogus'"),
         (vec!["run", "--set", "flush"], "is not KEY=VALUE"),
         (vec!["crash", "--crash-points", "0"], "--crash-points"),
+        (vec!["trace", "--preset", "nope"], "unknown preset 'nope'"),
+        (vec!["trace", "--format", "xml"], "--format"),
+        (vec!["sweep", "--vary", "log_size=22OGiB"], "log_size"),
+        (vec!["sweep", "--vary", "bogus=1,2"], "unknown key 'bogus'"),
+        (vec!["url", "decode", "http://127.0.0.1:8080/?colour=red"], "unknown key 'colour'"),
+        (vec!["run", "--url", "?writers=lots"], "writers"),
+        (vec!["size", "--fs-size", "1TiB", "--block-size", "3000"], "block_size"),
+        (vec!["size", "--fs-size", "1TiB", "--algo", "newest"], "--algo"),
+        (vec!["run", "--no-such-flag"], "--no-such-flag"),
+        (vec!["export-image", "--image", "/nonexistent/x.img"], "/nonexistent/x.img"),
     ] {
         let out = loglab().args(&args).assert().code(2).get_output().clone();
         let err = String::from_utf8(out.stderr).unwrap();

@@ -27,6 +27,12 @@ pub enum ItemKind {
     Inode { data_fork: u32, attr_fork: u32 },
 }
 
+impl ItemKind {
+    pub fn is_inode(&self) -> bool {
+        matches!(self, ItemKind::Inode { .. })
+    }
+}
+
 /// Regions and bytes `iop_format` produces for an item.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Formatted {

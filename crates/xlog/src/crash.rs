@@ -125,6 +125,12 @@ fn index_choices(ndev: usize, ch: &[Choice]) -> Candidates {
 
 /// Explores the crash states of `sim` as it is now; adds to `report`.
 pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) {
+    explore_only(sim, max_states, seed, None, report)
+}
+
+/// As `explore`, but when `only` names a state index, checks just that state (the same
+/// enumeration and sampling run, so the index means what it meant in the full exploration).
+pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, report: &mut CrashReport) {
     report.crash_points += 1;
     let event = sim.events();
     let mut ch = choices(sim);
@@ -190,6 +196,9 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
         }
         if !seen.insert(h) {
             report.duplicates += 1;
+            continue;
+        }
+        if only.is_some_and(|o| o != s) {
             continue;
         }
         report.crash_states += 1;

@@ -37,6 +37,8 @@ pub struct DeviceProfile {
     /// Fixed cost of a cache flush, plus per cached extent to drain.
     pub flush_base_ns: Ns,
     pub flush_per_extent_ns: Ns,
+    /// Media time of a random 4 KiB read on flash (disks pay seek and rotation instead).
+    pub read_ns: Ns,
     /// Minimum spacing between request starts (provider IOPS cap); zero for none.
     pub min_interval_ns: Ns,
     /// Full-stripe size of a parity array; smaller writes pay a read-modify-write.
@@ -46,8 +48,13 @@ pub struct DeviceProfile {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum IoKind {
-    Write { preflush: bool, fua: bool },
+    Write {
+        preflush: bool,
+        fua: bool,
+    },
     Flush,
+    /// A read from the media (the cache holds only writes here; reads never hit it).
+    Read,
 }
 
 /// One request from submission to completion.
@@ -72,6 +79,19 @@ pub struct CachedWrite {
     pub req_id: u64,
     pub sector: u64,
     pub data: Vec<u8>,
+}
+
+/// What a recording device saw, in order (for the dm-log-writes export).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DevIo {
+    /// A request was submitted; `flush` if it was a flush or carried PREFLUSH.
+    Submit {
+        id: u64,
+        flush: bool,
+    },
+    Complete(IoReq),
+    /// A named point in the stream (a dm-log-writes mark).
+    Mark(String),
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -100,6 +120,8 @@ pub struct Device {
     next_cseq: u64,
     cached_bytes: u64,
     pub stats: DeviceStats,
+    /// Off unless an export asked for it: it keeps every write's data.
+    journal: Option<Vec<DevIo>>,
 }
 
 impl Device {
@@ -118,6 +140,7 @@ impl Device {
             next_cseq: 0,
             cached_bytes: 0,
             stats: DeviceStats::default(),
+            journal: None,
         }
     }
 
@@ -149,6 +172,19 @@ impl Device {
         self.enqueue(now, IoKind::Write { preflush, fua }, sector, data, cost, tag)
     }
 
+    /// Submits a read of `bytes` at `sector`: a command plus a media access (a seek on disks).
+    pub fn submit_read(&mut self, now: Ns, sector: u64, bytes: u64, tag: u64) -> (u64, Ns) {
+        let p = &self.profile;
+        let mut cost = p.cmd_ns + transfer_ns(bytes, p.bus_bytes_per_sec) + transfer_ns(bytes, p.media_bytes_per_sec);
+        if p.seek_ns > 0 {
+            cost += self.seek_ns(sector);
+            self.head_sector = sector + bytes / SECTOR as u64;
+        } else {
+            cost += p.read_ns;
+        }
+        self.enqueue(now, IoKind::Read, sector, Vec::new(), cost, tag)
+    }
+
     /// Submits an explicit cache flush. Elided (completes at once) without a volatile cache.
     pub fn submit_flush(&mut self, now: Ns, tag: u64) -> (u64, Ns) {
         if !self.profile.volatile_cache {
@@ -166,6 +202,7 @@ impl Device {
                 tag,
             };
             self.inflight.push(req);
+            self.note(DevIo::Submit { id, flush: true });
             return (id, now);
         }
         self.stats.flushes += 1;
@@ -187,7 +224,24 @@ impl Device {
         self.next_id += 1;
         let req = IoReq { id, kind, sector, data, submit_ns: now, done_ns: done, flush_mark: self.next_cseq, tag };
         self.inflight.push(req);
+        let flush = matches!(kind, IoKind::Flush | IoKind::Write { preflush: true, .. });
+        self.note(DevIo::Submit { id, flush });
         (id, done)
+    }
+
+    /// Starts keeping a journal of requests (with their data).
+    pub fn record(&mut self) {
+        self.journal.get_or_insert_with(Vec::new);
+    }
+
+    pub fn journal(&self) -> &[DevIo] {
+        self.journal.as_deref().unwrap_or(&[])
+    }
+
+    pub fn note(&mut self, e: DevIo) {
+        if let Some(j) = &mut self.journal {
+            j.push(e);
+        }
     }
 
     fn flush_cost(&self) -> Ns {
@@ -199,14 +253,23 @@ impl Device {
             + transfer_ns(self.cached_bytes, self.profile.media_bytes_per_sec)
     }
 
+    /// Positioning time from the head's last sector to `sector` (zero when already there).
+    fn seek_ns(&self, sector: u64) -> Ns {
+        let p = &self.profile;
+        if sector == self.head_sector {
+            return 0;
+        }
+        // Seek time grows with the square root of the distance (short-stroke vs full).
+        let dist = sector.abs_diff(self.head_sector).min(p.capacity_sectors.max(1));
+        let frac_milli = isqrt(dist * 1_000_000 / p.capacity_sectors.max(1));
+        p.seek_ns * frac_milli / 1000 + p.half_rotation_ns
+    }
+
     fn media_write_ns(&mut self, sector: u64, bytes: u64) -> Ns {
         let p = &self.profile;
         let mut ns = transfer_ns(bytes, p.media_bytes_per_sec) + p.program_ns;
-        if p.seek_ns > 0 && sector != self.head_sector {
-            // Seek time grows with the square root of the distance (short-stroke vs full).
-            let dist = sector.abs_diff(self.head_sector).min(p.capacity_sectors.max(1));
-            let frac_milli = isqrt(dist * 1_000_000 / p.capacity_sectors.max(1));
-            ns += p.seek_ns * frac_milli / 1000 + p.half_rotation_ns;
+        if p.seek_ns > 0 {
+            ns += self.seek_ns(sector);
         }
         if p.stripe_bytes > 0 && !bytes.is_multiple_of(p.stripe_bytes) {
             // Partial-stripe write: read old data and parity, then write both (one more rotation).
@@ -221,6 +284,7 @@ impl Device {
         let pos = self.inflight.iter().position(|r| r.id == id).expect("completing an in-flight request");
         let req = self.inflight.swap_remove(pos);
         match req.kind {
+            IoKind::Read => {}
             IoKind::Flush => self.flush_through(req.flush_mark),
             IoKind::Write { preflush, fua } => {
                 if preflush {
@@ -242,6 +306,9 @@ impl Device {
                     self.next_cseq += 1;
                 }
             }
+        }
+        if self.journal.is_some() {
+            self.note(DevIo::Complete(req.clone()));
         }
         req
     }

@@ -8,6 +8,8 @@ mod format;
 mod grant;
 mod iclog;
 mod log;
+pub mod logscan;
+pub mod logwrites;
 mod metrics;
 mod oracle;
 mod presets;
@@ -18,11 +20,15 @@ mod sectors;
 mod sim;
 pub mod sizing;
 mod trace;
+mod tracefmt;
 mod units;
+pub mod url;
 
 pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit, Cil, ItemKind};
-pub use crash::{explore as explore_crash_states, CrashExample, CrashReport, EXHAUSTIVE_MAX};
-pub use device::{DeviceProfile, DeviceStats};
+pub use crash::{
+    explore as explore_crash_states, explore_only as explore_crash_state, CrashExample, CrashReport, EXHAUSTIVE_MAX,
+};
+pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq};
 pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
 pub use iclog::{icl_flags_str, IclogState};
 pub use log::Xlog;
@@ -38,4 +44,5 @@ pub use scenario::{
 pub use sectors::SectorMap;
 pub use sim::{CheckpointRecord, Command, History, IclogView, PushState, Sim, View, WriterState};
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
+pub use tracefmt::{trace_cmd_header, trace_cmd_text, TraceCmdPrinter};
 pub use units::{format_duration, format_size, parse_duration, parse_size, Lsn, Ns, NS_PER_MS, NS_PER_SEC, NS_PER_US};

@@ -65,6 +65,37 @@ fn busy_base() -> Scenario {
     }
 }
 
+/// fsmark-like creates (tr_create, no fsync) with `iclog` byte iclogs.
+fn fsmark(iclog: u64) -> Scenario {
+    Scenario {
+        workload: WorkloadKind::FsmarkCreate,
+        writers: 16,
+        fsync: false,
+        tx_logres: 214_000,
+        tx_logcount: 2,
+        tx_items: 4,
+        tx_chunks: 4,
+        // CPU time of one create outside the log (path lookup, inode init): ~20 us.
+        think: Duration(20 * NS_PER_US),
+        iclog_size: Size(iclog),
+        ..Scenario::default()
+    }
+}
+
+/// The kernel of the seed 003 thread (5.7/5.8): flushes on every iclog, one push at a time,
+/// commit records unordered, the 5.7 throttle; fsmark on a SATA SSD.
+fn seed003() -> Scenario {
+    Scenario {
+        flush: FlushPolicy::Legacy,
+        cil_pushers: 1,
+        throttle: Throttle::V57,
+        commit_ordering: CommitOrdering::None,
+        device: DeviceClass::SataSsd,
+        duration: Duration(5 * NS_PER_SEC),
+        ..fsmark(32 << 10)
+    }
+}
+
 pub static PRESETS: &[Preset] = &[
     Preset {
         name: "fsync-heavy",
@@ -75,18 +106,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         name: "fsmark-create",
         about: "16 writers creating files (tr_create), no fsync, 8 x 32KiB iclogs",
-        build: || Scenario {
-            workload: WorkloadKind::FsmarkCreate,
-            writers: 16,
-            fsync: false,
-            tx_logres: 214_000,
-            tx_logcount: 2,
-            tx_items: 4,
-            tx_chunks: 4,
-            // CPU time of one create outside the log (path lookup, inode init): ~20 us.
-            think: Duration(20 * NS_PER_US),
-            ..Scenario::default()
-        },
+        build: || fsmark(32 << 10),
         fix: &[],
     },
     Preset {
@@ -99,6 +119,53 @@ pub static PRESETS: &[Preset] = &[
             tx_items: 3,
             ..Scenario::default()
         },
+        fix: &[],
+    },
+    Preset {
+        name: "seed-log-size",
+        about: "seed 000: 200 writers appending synchronously to a 220GiB, 44-AG fs on 4 HDDs; vary log_size",
+        build: || Scenario {
+            workload: WorkloadKind::SyncAppend,
+            writers: 200,
+            fsync: true,
+            device: DeviceClass::HddX4,
+            fs_size: Size(220 << 30),
+            // The smallest log of the seed's table; `--vary log_size=...` walks the rest.
+            log_size: Size(10 << 20),
+            // tr_write at 44 AGs of 5GiB (allocbt height 3), reflink log count 4.
+            tx_logres: 109_048,
+            tx_logcount: 4,
+            tx_items: 3,
+            // One free-space or bmap btree block not in memory per allocation: the
+            // reservation stays out for a random read (a seek on disks, a page read on flash).
+            tx_reads: 1,
+            duration: Duration(5 * NS_PER_SEC),
+            ..Scenario::default()
+        },
+        fix: &[],
+    },
+    Preset {
+        name: "fsmark-create-32k",
+        about: "fsmark-create with 8 x 32KiB iclogs (the default logbsize)",
+        build: || fsmark(32 << 10),
+        fix: &[],
+    },
+    Preset {
+        name: "fsmark-create-256k",
+        about: "fsmark-create with 8 x 256KiB iclogs (logbsize=256k): fewer, larger log writes",
+        build: || fsmark(256 << 10),
+        fix: &[],
+    },
+    Preset {
+        name: "cil-throttle-32mb",
+        about: "seed 003: 16-way fsmark on a 32MiB log; the CIL throttle catches every writer",
+        build: || Scenario { writers: 16, log_size: Size(32 << 20), ..seed003() },
+        fix: &[],
+    },
+    Preset {
+        name: "cil-throttle-64mb",
+        about: "seed 003: 32-way fsmark on a 64MiB log; grant-head waits take over from the CIL throttle",
+        build: || Scenario { writers: 32, log_size: Size(64 << 20), ..seed003() },
         fix: &[],
     },
     Preset {

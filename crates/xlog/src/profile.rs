@@ -19,6 +19,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         seek_ns: 8 * NS_PER_MS + 500 * NS_PER_US, // 8.5 ms average seek (datasheet class)
         half_rotation_ns: 4_170 * NS_PER_US, // 7200 rpm: 8.33 ms per turn, 4.17 ms half
         program_ns: 0,
+        read_ns: 0, // positioning (seek + rotation) is the read cost
         flush_base_ns: 200 * NS_PER_US,
         flush_per_extent_ns: 4_170 * NS_PER_US + 2 * NS_PER_MS, // half rotation + short seek each
         min_interval_ns: 0,
@@ -36,6 +37,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         seek_ns: 0,
         half_rotation_ns: 0,
         program_ns: 250 * NS_PER_US,    // TLC page program for write-through (FUA)
+        read_ns: 70 * NS_PER_US,        // TLC page read (tR) plus the FTL lookup
         flush_base_ns: 300 * NS_PER_US, // flush: drain cache + FTL metadata commit
         flush_per_extent_ns: 2 * NS_PER_US,
         min_interval_ns: 0,
@@ -50,6 +52,8 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             bus_bytes_per_sec: 4 * hdd.bus_bytes_per_sec,
             media_bytes_per_sec: 4 * hdd.media_bytes_per_sec,
             capacity_sectors: 4 * DISK_SECTORS,
+            // Cached extents spread over four spindles, which destage them in parallel.
+            flush_per_extent_ns: hdd.flush_per_extent_ns / 4,
             ..hdd
         },
         DeviceClass::Nvme => nvme,

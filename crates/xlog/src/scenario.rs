@@ -127,6 +127,9 @@ pub struct Scenario {
     /// Buffers each transaction dirties, and the 128-byte chunks dirtied in each.
     pub tx_items: u32,
     pub tx_chunks: u32,
+    /// Metadata blocks each transaction reads from the data device while it holds its
+    /// reservation (btree blocks not in memory): the time a reservation stays out.
+    pub tx_reads: u32,
     /// CIL pushes that may run at once: 1 is the serialised push work of 5.4–5.15,
     /// 4 the pipelined pushes of later kernels (the "xfs-cil" workqueue's max_active).
     pub cil_pushers: u32,
@@ -164,6 +167,7 @@ impl Default for Scenario {
             tx_logcount: 4,
             tx_items: 2,
             tx_chunks: 2,
+            tx_reads: 0,
             cil_pushers: 4,
             fsync: true,
             think: Duration(20 * crate::units::NS_PER_US),
@@ -198,6 +202,7 @@ pub const SET_KEYS: &[&str] = &[
     "tx_logcount",
     "tx_items",
     "tx_chunks",
+    "tx_reads",
     "cil_pushers",
     "fsync",
     "think",
@@ -250,12 +255,61 @@ impl Scenario {
             "tx_logcount" => self.tx_logcount = parse_u32(key, v)?,
             "tx_items" => self.tx_items = parse_u32(key, v)?,
             "tx_chunks" => self.tx_chunks = parse_u32(key, v)?,
+            "tx_reads" => self.tx_reads = parse_u32(key, v)?,
             "cil_pushers" => self.cil_pushers = parse_u32(key, v)?,
             "fsync" => self.fsync = parse_bool(key, v)?,
             "think" => self.think = Duration(parse_duration(key, v)?),
             _ => return Err(format!("unknown key '{key}' (allowed: {})", SET_KEYS.join(", "))),
         }
         Ok(())
+    }
+
+    /// The value of one `--set` key, written so that `set` reads it back.
+    pub fn get(&self, key: &str) -> Result<String, String> {
+        let b = |v: bool| if v { "1".to_string() } else { "0".to_string() };
+        Ok(match key {
+            "seed" => self.seed.to_string(),
+            "duration" => format_duration(self.duration.0),
+            "writers" => self.writers.to_string(),
+            "workload" => self.workload.as_str().into(),
+            "device" => self.device.as_str().into(),
+            "external_log" => b(self.external_log),
+            "fs_size" => format_size(self.fs_size.0),
+            "log_size" => format_size(self.log_size.0),
+            "iclog_count" => self.iclog_count.to_string(),
+            "iclog_size" => format_size(self.iclog_size.0),
+            "lsu" => format_size(self.lsu.0),
+            "flush" => self.flush.as_str().into(),
+            "commit_ordering" => self.commit_ordering.as_str().into(),
+            "throttle" => self.throttle.as_str().into(),
+            "unit_res_roundoff" => self.unit_res_roundoff.as_str().into(),
+            "tail_update" => self.tail_update.as_str().into(),
+            "force_flush" => self.force_flush.as_str().into(),
+            "start_record_order" => self.start_record_order.as_str().into(),
+            "shadow_round" => self.shadow_round.as_str().into(),
+            "rsum_cache" => self.rsum_cache.as_str().into(),
+            "device_bug" => self.device_bug.as_str().into(),
+            "tx_logres" => self.tx_logres.to_string(),
+            "tx_logcount" => self.tx_logcount.to_string(),
+            "tx_items" => self.tx_items.to_string(),
+            "tx_chunks" => self.tx_chunks.to_string(),
+            "tx_reads" => self.tx_reads.to_string(),
+            "cil_pushers" => self.cil_pushers.to_string(),
+            "fsync" => b(self.fsync),
+            "think" => format_duration(self.think.0),
+            _ => return Err(format!("unknown key '{key}' (allowed: {})", SET_KEYS.join(", "))),
+        })
+    }
+
+    /// The keys (in `SET_KEYS` order) whose values differ from `base`.
+    pub fn diff(&self, base: &Scenario) -> Vec<(&'static str, String)> {
+        SET_KEYS
+            .iter()
+            .filter_map(|k| {
+                let v = self.get(k).ok()?;
+                (base.get(k).ok()? != v).then_some((*k, v))
+            })
+            .collect()
     }
 
     /// First sector of the log on its device: an internal log sits in the middle of the data
@@ -322,6 +376,7 @@ impl Scenario {
         range("tx_logres", self.tx_logres as u64, 1024, 4 << 20)?;
         range("tx_logcount", self.tx_logcount as u64, 1, 16)?;
         range("tx_items", self.tx_items as u64, 1, 64)?;
+        range("tx_reads", self.tx_reads as u64, 0, 64)?;
         range("tx_chunks", self.tx_chunks as u64, 1, 32)?;
         range("cil_pushers", self.cil_pushers as u64, 1, 8)?;
         if self.think.0 > 10 * crate::units::NS_PER_SEC {

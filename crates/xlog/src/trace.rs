@@ -93,6 +93,23 @@ impl IclogEvent {
             IclogEvent::WaitOn => "xlog_iclog_wait_on",
         }
     }
+
+    /// The kernel function that fires it (the `caller %pS` field).
+    pub fn caller(self) -> &'static str {
+        match self {
+            IclogEvent::GetSpace => "xlog_state_get_iclog_space",
+            IclogEvent::Switch => "xlog_state_switch_iclogs",
+            IclogEvent::Release => "xlog_state_release_iclog",
+            IclogEvent::Sync => "xlog_state_release_iclog",
+            IclogEvent::Write => "xlog_sync",
+            IclogEvent::SyncDone => "xlog_ioend_work",
+            IclogEvent::Callback => "xlog_state_do_iclog_callbacks",
+            IclogEvent::Clean => "xlog_state_do_callback",
+            IclogEvent::Activate => "xlog_state_clean_iclog",
+            IclogEvent::Force => "xfs_log_force_seq",
+            IclogEvent::WaitOn => "xlog_wait_on_iclog",
+        }
+    }
 }
 
 impl Hash for IclogState {
@@ -105,14 +122,14 @@ impl Hash for IclogState {
 pub enum TraceKind {
     Grant { event: GrantEvent, ticket: TicketView, log: GrantView },
     Iclog { event: IclogEvent, iclog: u32, state: IclogState, refcnt: u32, offset: u32, lsn: Lsn, flags: u32 },
-    AilInsert { item: u32, old: Lsn, new: Lsn },
-    AilDelete { item: u32, lsn: Lsn },
-    AilPush { item: u32, lsn: Lsn },
-    AilPinned { item: u32, lsn: Lsn },
+    AilInsert { item: u32, inode: bool, old: Lsn, new: Lsn },
+    AilDelete { item: u32, inode: bool, lsn: Lsn },
+    AilPush { item: u32, inode: bool, lsn: Lsn },
+    AilPinned { item: u32, inode: bool, lsn: Lsn },
     AssignTail { new: Lsn, old: Lsn, last_sync: Lsn },
     LogForce { lsn: Lsn },
     CilPush { seq: u64 },
-    DevSubmit { dev: u8, id: u64, sector: u64, bytes: u32, preflush: bool, fua: bool, flush: bool },
+    DevSubmit { dev: u8, id: u64, sector: u64, bytes: u32, preflush: bool, fua: bool, flush: bool, read: bool },
     DevComplete { dev: u8, id: u64 },
     TxCommit { ckpt: u32, start: Lsn, commit: Lsn },
     CheckpointDone { ckpt: u32, start: Lsn },

@@ -21,19 +21,19 @@ impl Sim {
             if item.pinned > 0 {
                 stuck += 1;
                 pinned = true;
-                self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, lsn });
+                self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind.is_inode(), lsn });
                 continue;
             }
             if item.flushing.is_some() {
                 stuck += 1;
                 continue;
             }
-            let (version, daddr) = (item.version, item.daddr);
+            let (version, daddr, inode) = (item.version, item.daddr, item.kind.is_inode());
             self.items[id as usize].flushing = Some((version, lsn));
             let block = format::meta_block(id, version, lsn, (META_BB * 512) as usize);
             let dd = self.data_dev;
             let (rid, done) = self.devs[dd].submit_write(self.now, daddr, block, false, false, TAG_META | id as u64);
-            self.emit(TASK_XFSAILD, TraceKind::AilPush { item: id, lsn });
+            self.emit(TASK_XFSAILD, TraceKind::AilPush { item: id, inode, lsn });
             self.io_at(done, dd, rid);
             self.counters.metadata_writebacks += 1;
             pushed += 1;
@@ -62,7 +62,8 @@ impl Sim {
         };
         if self.ail.lsn(id) == Some(lsn) {
             self.ail.delete(id);
-            self.emit(TASK_XFSAILD, TraceKind::AilDelete { item: id, lsn });
+            let inode = self.items[id as usize].kind.is_inode();
+            self.emit(TASK_XFSAILD, TraceKind::AilDelete { item: id, inode, lsn });
             self.assign_tail(TASK_XFSAILD);
             self.xfs_log_space_wake();
         }

@@ -114,8 +114,16 @@ impl Sim {
     pub(crate) fn submit_data_flush(&mut self, task: u32, tag: u64) {
         let dd = self.data_dev;
         let (id, done) = self.devs[dd].submit_flush(self.now, tag);
-        let kind =
-            TraceKind::DevSubmit { dev: dd as u8, id, sector: 0, bytes: 0, preflush: false, fua: false, flush: true };
+        let kind = TraceKind::DevSubmit {
+            dev: dd as u8,
+            id,
+            sector: 0,
+            bytes: 0,
+            preflush: false,
+            fua: false,
+            flush: true,
+            read: false,
+        };
         self.emit(task, kind);
         self.io_at(done, dd, id);
     }
@@ -137,7 +145,10 @@ impl Sim {
         for (sector, data) in parts {
             let bytes = data.len() as u32;
             let (id, done) = self.devs[0].submit_write(self.now, sector, data, preflush, fua, tag);
-            self.emit(TASK_IOEND, TraceKind::DevSubmit { dev: 0, id, sector, bytes, preflush, fua, flush: false });
+            self.emit(
+                TASK_IOEND,
+                TraceKind::DevSubmit { dev: 0, id, sector, bytes, preflush, fua, flush: false, read: false },
+            );
             self.io_at(done, 0, id);
         }
     }
@@ -161,7 +172,7 @@ impl Sim {
             }
             TAG_META => self.meta_done(v as u32),
             TAG_PUSH_FLUSH => self.wake(super::TASK_PUSH_BASE + v as u32),
-            super::TAG_DATA => self.wake(v as u32),
+            super::TAG_DATA | super::TAG_READ => self.wake(v as u32),
             _ => {}
         }
     }
@@ -230,10 +241,12 @@ impl Sim {
         let pos = self.cil.committing.iter().position(|x| x.sequence == seq).expect("completing a committing context");
         let ctx = self.cil.committing.remove(pos);
         self.emit(TASK_IOEND, TraceKind::CheckpointDone { ckpt: c, start });
+        self.devs[0].note(crate::device::DevIo::Mark(format!("checkpoint-{c}")));
         for &id in ctx.items.keys() {
             let old = self.ail.lsn(id).unwrap_or(Lsn::ZERO);
             if matches!(self.ail.update(id, start), AilUpdate::Insert | AilUpdate::Move { .. }) {
-                self.emit(TASK_IOEND, TraceKind::AilInsert { item: id, old, new: start });
+                let inode = self.items[id as usize].kind.is_inode();
+                self.emit(TASK_IOEND, TraceKind::AilInsert { item: id, inode, old, new: start });
             }
             self.items[id as usize].pinned -= 1;
         }

@@ -73,6 +73,8 @@ pub(crate) const TAG_ICLOG_DATA_FLUSH: u64 = 2 << 56;
 pub(crate) const TAG_META: u64 = 3 << 56;
 pub(crate) const TAG_PUSH_FLUSH: u64 = 4 << 56;
 pub(crate) const TAG_DATA: u64 = 5 << 56;
+/// A writer's metadata read inside its transaction.
+pub(crate) const TAG_READ: u64 = 6 << 56;
 /// File data blocks carry this bit in their item id.
 pub const DATA_ID_BASE: u32 = 0x8000_0000;
 pub(crate) const TAG_MASK: u64 = (1 << 56) - 1;
@@ -371,6 +373,45 @@ impl Sim {
         Some(&self.out)
     }
 
+    /// Uses `uuid` in record headers (an export into a real image needs the image's UUID).
+    pub fn set_uuid(&mut self, uuid: [u8; 16]) -> Result<(), String> {
+        if self.counters.events > 0 {
+            return Err("set_uuid: the run has already started".into());
+        }
+        self.uuid = uuid;
+        Ok(())
+    }
+
+    /// The log region as the host would read it now (device cache over stable media).
+    pub fn log_region(&self) -> Vec<u8> {
+        let dev = &self.devs[0];
+        let mut host = dev.stable().clone();
+        for w in dev.cached() {
+            host.write(w.sector, &w.data);
+        }
+        let start = self.log_start;
+        let mut out = vec![0u8; self.geo.log_bb as usize * 512];
+        for s in host.sectors_in(start, start + self.geo.log_bb as u64) {
+            if let Some(d) = host.get(s) {
+                let o = (s - start) as usize * 512;
+                out[o..o + 512].copy_from_slice(d);
+            }
+        }
+        out
+    }
+
+    /// Keeps every device request with its data from now on (for the dm-log-writes export).
+    pub fn record_io(&mut self) {
+        for d in &mut self.devs {
+            d.record();
+        }
+    }
+
+    /// Whether a request tag is file data (everything else is log or metadata: REQ_META).
+    pub fn is_file_data(tag: u64) -> bool {
+        tag & !TAG_MASK == TAG_DATA
+    }
+
     /// Turns per-step trace collection off (hashing continues) for fast batch runs.
     pub fn set_keep_trace(&mut self, keep: bool) {
         self.keep_trace = keep;
@@ -613,6 +654,7 @@ impl Sim {
             bytes_logged: c.bytes_logged,
             ail_pushes: self.ail.pushes,
             metadata_writebacks: c.metadata_writebacks,
+            metadata_reads: c.metadata_reads,
             background_pushes: c.background_pushes,
             cil_throttle_waits: c.cil_throttle_waits,
             cil_throttle_depth_max: c.cil_throttle_depth_max,

@@ -27,6 +27,10 @@ pub enum WriterState {
     ForceWait {
         iclog: u32,
     },
+    /// Inside the transaction, reservation held: reading metadata blocks (`left` more after this).
+    MetaRead {
+        left: u32,
+    },
     /// fsync: writing the file's data block, or flushing the data device's cache.
     DataWrite,
     DataFlush,
@@ -83,8 +87,9 @@ impl Sim {
                 let t = self.writers[w as usize].ticket.clone().expect("waiting writer has a ticket");
                 self.trace_grant(w, GrantEvent::Wake, &t);
                 self.trace_grant(w, GrantEvent::ReserveExit, &t);
-                self.xlog_cil_commit(w);
+                self.tx_body(w);
             }
+            WriterState::MetaRead { left } => self.meta_read(w, left),
             WriterState::Throttled => self.after_commit(w),
             WriterState::CommitWait => self.force_seq(w),
             WriterState::PrevWait { .. } => self.force_commit(w),
@@ -124,7 +129,41 @@ impl Sim {
         self.log.reserve_head.add(lb, need);
         self.log.write_head.add(lb, need);
         self.trace_grant(w, GrantEvent::ReserveExit, &t);
-        self.xlog_cil_commit(w);
+        self.tx_body(w);
+    }
+
+    /// Between reservation and commit: read the metadata the change needs, then commit.
+    fn tx_body(&mut self, w: TaskId) {
+        match self.scenario.tx_reads {
+            0 => self.xlog_cil_commit(w),
+            n => self.meta_read(w, n),
+        }
+    }
+
+    /// One metadata block read with the reservation held (a btree block not in memory).
+    /// Model: the block is anywhere in the data section, chosen by the seeded RNG.
+    fn meta_read(&mut self, w: TaskId, left: u32) {
+        if left == 0 {
+            return self.xlog_cil_commit(w);
+        }
+        let dd = self.data_dev;
+        let span = (self.scenario.fs_size.0 / 4096).max(1);
+        let sector = (self.rng.next_u64() % span) * 8;
+        let (id, done) = self.devs[dd].submit_read(self.now, sector, 4096, super::TAG_READ | w as u64);
+        let kind = TraceKind::DevSubmit {
+            dev: dd as u8,
+            id,
+            sector,
+            bytes: 4096,
+            preflush: false,
+            fua: false,
+            flush: false,
+            read: true,
+        };
+        self.emit(w, kind);
+        self.counters.metadata_reads += 1;
+        self.writers[w as usize].state = WriterState::MetaRead { left: left - 1 };
+        self.io_at(done, dd, id);
     }
 
     /// `xlog_grant_head_wake` on the reserve head: FIFO, no queue jumping.
@@ -251,6 +290,7 @@ impl Sim {
                 preflush: false,
                 fua: false,
                 flush: false,
+                read: false,
             },
         );
         self.io_at(done, dd, id);

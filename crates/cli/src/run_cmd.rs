@@ -1,0 +1,117 @@
+//! `loglab run` and `loglab trace`: one scenario, its metrics and its events.
+
+use crate::ScenarioArgs;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use xlog::{trace_cmd_header, Scenario, Sim, TraceCmdPrinter, WorkloadKind};
+
+/// The command name writer tasks get in traces: what ran the seed workloads.
+pub fn writer_comm(s: &Scenario) -> &'static str {
+    match s.workload {
+        WorkloadKind::SyncAppend => "xfs_io",
+        WorkloadKind::FsmarkCreate => "fs_mark",
+        WorkloadKind::FsyncHeavy => "dbench",
+        WorkloadKind::BtreeChurn => "fsstress",
+        WorkloadKind::DirRemove => "rm",
+    }
+}
+
+pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>) -> Result<(), String> {
+    let s = args.load()?;
+    if let Some(path) = trace {
+        let format = if path.extension().is_some_and(|e| e == "json") { "json" } else { "trace-cmd" };
+        let f = std::fs::File::create(path).map_err(|e| format!("--trace {}: {e}", path.display()))?;
+        let mut out = BufWriter::new(f);
+        write_trace(&s, format, &[], &mut out).map_err(|e| format!("--trace {}: {e}", path.display()))?;
+        out.flush().map_err(|e| format!("--trace {}: {e}", path.display()))?;
+    }
+    let mut sim = Sim::new(&s)?;
+    sim.run();
+    let m = sim.metrics();
+    let v = serde_json::to_value(&m).map_err(|e| e.to_string())?;
+    if as_json {
+        crate::print_json(&v);
+    } else {
+        for (k, val) in v.as_object().expect("metrics are an object") {
+            println!("{k:<24} {val}");
+        }
+        println!("reproduce: {}", args.link(&s));
+    }
+    Ok(())
+}
+
+pub fn trace(s: &Scenario, format: &str, events: &[String]) -> Result<(), String> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match write_trace(s, format, events, &mut out).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("trace: {e}")),
+    }
+}
+
+fn check_format(format: &str) -> Result<(), String> {
+    match format {
+        "trace-cmd" | "json" => Ok(()),
+        _ => Err(format!("--format: '{format}' is not a trace format (allowed: trace-cmd, json)")),
+    }
+}
+
+/// Writes a run's events. trace-cmd text needs the entry count in its header: small traces
+/// are held, big ones are counted and the (deterministic) run is done a second time.
+fn write_trace(s: &Scenario, format: &str, only: &[String], out: &mut impl Write) -> std::io::Result<()> {
+    check_format(format).map_err(std::io::Error::other)?;
+    let keep = |name: &str| only.is_empty() || only.iter().any(|e| e == name);
+    let comm = writer_comm(s);
+    let each = |f: &mut dyn FnMut(&xlog::TraceEvent, String) -> std::io::Result<()>| -> std::io::Result<()> {
+        let mut sim = Sim::new(s).map_err(std::io::Error::other)?;
+        let mut p = TraceCmdPrinter::new(comm);
+        while let Some(evs) = sim.step() {
+            for ev in evs {
+                if let Some(line) = p.line_if(ev, keep) {
+                    f(ev, line)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    if format == "json" {
+        writeln!(out, "[")?;
+        let mut first = true;
+        each(&mut |ev, _| {
+            if !first {
+                writeln!(out, ",")?;
+            }
+            first = false;
+            write!(out, "{}", serde_json::to_string(ev).map_err(std::io::Error::other)?)
+        })?;
+        writeln!(out, "\n]")?;
+        return Ok(());
+    }
+    // Hold the lines while they fit in memory; past that, count now and print on a second run.
+    const HOLD_BYTES: usize = 256 << 20;
+    let mut held: Vec<String> = Vec::new();
+    let (mut n, mut bytes, mut overflow) = (0u64, 0usize, false);
+    each(&mut |_, line| {
+        n += 1;
+        if !overflow {
+            bytes += line.len() + 1;
+            if bytes > HOLD_BYTES {
+                overflow = true;
+                held = Vec::new();
+            } else {
+                held.push(line);
+            }
+        }
+        Ok(())
+    })?;
+    write!(out, "{}", trace_cmd_header(n))?;
+    if !overflow {
+        for l in held {
+            writeln!(out, "{l}")?;
+        }
+        return Ok(());
+    }
+    each(&mut |_, line| writeln!(out, "{line}"))
+}

@@ -1,0 +1,126 @@
+//! `loglab sweep`: a grid of runs in parallel on all cores, one row per run.
+
+use crate::{apply_sets, ScenarioArgs};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde_json::{json, Map, Value};
+use xlog::Sim;
+
+#[derive(Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// A key and the values it takes, e.g. --vary log_size=10MiB,20MiB (repeatable: the grid
+    /// is every combination).
+    #[arg(long = "vary", value_name = "KEY=V1,V2,...", required = true)]
+    pub vary: Vec<String>,
+    /// Parallel runs (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Metrics shown as table columns (JSON output always has all of them).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "tx_per_sec,latency_ms_p50,latency_ms_p99,latency_ms_p995,grant_head_waits,cil_throttle_waits,cache_flushes"
+    )]
+    pub columns: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn grid(vary: &[String]) -> Result<Vec<Vec<(String, String)>>, String> {
+    let mut rows: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for v in vary {
+        let (k, vals) = v.split_once('=').ok_or_else(|| format!("--vary '{v}' is not KEY=V1,V2,..."))?;
+        let vals: Vec<&str> = vals.split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+        if vals.is_empty() {
+            return Err(format!("--vary '{v}': no values"));
+        }
+        rows = rows
+            .into_iter()
+            .flat_map(|r| {
+                vals.iter().map(move |x| {
+                    let mut r = r.clone();
+                    r.push((k.trim().to_string(), x.to_string()));
+                    r
+                })
+            })
+            .collect();
+    }
+    Ok(rows)
+}
+
+pub fn run(a: &SweepArgs) -> Result<(), String> {
+    let base = a.scenario.load()?;
+    let rows = grid(&a.vary)?;
+    // Validate every point before spending time on any of them.
+    let scenarios = rows
+        .iter()
+        .map(|r| {
+            let mut s = base.clone();
+            apply_sets(&mut s, &r.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>())?;
+            s.validate()?;
+            Ok(s)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if let Some(0) = a.jobs {
+        return Err("--jobs: 0 is out of range (at least 1)".into());
+    }
+    let pool =
+        rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build().map_err(|e| format!("--jobs: {e}"))?;
+    let pb = ProgressBar::new(scenarios.len() as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} runs").expect("valid template"),
+    );
+    let results: Vec<Result<Value, String>> = pool.install(|| {
+        scenarios
+            .par_iter()
+            .map(|s| {
+                let mut sim = Sim::new(s)?;
+                sim.run();
+                let v = serde_json::to_value(sim.metrics()).map_err(|e| e.to_string());
+                pb.inc(1);
+                v
+            })
+            .collect()
+    });
+    pb.finish_and_clear();
+    let mut out = Vec::new();
+    for (r, m) in rows.iter().zip(results) {
+        let mut obj = Map::new();
+        for (k, v) in r {
+            obj.insert(k.clone(), json!(v));
+        }
+        for (k, v) in m?.as_object().expect("metrics are an object") {
+            obj.insert(k.clone(), v.clone());
+        }
+        out.push(Value::Object(obj));
+    }
+    if a.json {
+        crate::print_json(&Value::Array(out));
+        return Ok(());
+    }
+    let keys: Vec<String> = rows[0].iter().map(|(k, _)| k.clone()).chain(a.columns.iter().cloned()).collect();
+    if let Some(bad) = a.columns.iter().find(|c| out[0].get(c.as_str()).is_none()) {
+        return Err(format!("--columns: '{bad}' is not a metric"));
+    }
+    let cell = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) if n.is_f64() => format!("{:.2}", n.as_f64().unwrap_or(0.0)),
+        other => other.to_string(),
+    };
+    let table: Vec<Vec<String>> = out.iter().map(|o| keys.iter().map(|k| cell(&o[k])).collect()).collect();
+    let widths: Vec<usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| table.iter().map(|r| r[i].len()).chain([k.len()]).max().unwrap_or(0))
+        .collect();
+    let line =
+        |cells: &[String]| cells.iter().zip(&widths).map(|(c, w)| format!("{c:>w$}")).collect::<Vec<_>>().join("  ");
+    println!("{}", line(&keys));
+    for r in &table {
+        println!("{}", line(r));
+    }
+    Ok(())
+}
