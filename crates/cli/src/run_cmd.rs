@@ -13,6 +13,7 @@ pub fn writer_comm(s: &Scenario) -> &'static str {
         WorkloadKind::FsyncHeavy => "dbench",
         WorkloadKind::BtreeChurn => "fsstress",
         WorkloadKind::DirRemove => "rm",
+        WorkloadKind::RtAlloc => "rtwrite",
     }
 }
 

@@ -140,3 +140,14 @@ fn size_reports_each_algorithm_with_its_steps() {
     let err = String::from_utf8(out).unwrap();
     assert!(err.contains("Filesystem must be larger than 300MB") && err.lines().count() == 1, "{err}");
 }
+
+#[test]
+fn rt_summary_cache_cuts_summary_reads_tenfold_without_changing_the_run() {
+    let off = json(&["run", "--preset", "rt-alloc-fragmented", "--set", "rsum_cache=off", "--json"]);
+    let on = json(&["run", "--preset", "rt-alloc-fragmented", "--set", "rsum_cache=on", "--json"]);
+    let (a, b) = (off["rsum_reads"].as_u64().unwrap(), on["rsum_reads"].as_u64().unwrap());
+    assert!(b * 10 <= a, "summary reads: {b} with the cache, {a} without");
+    // Same allocations, same events: the cache only saves buffer reads.
+    assert_eq!(off["trace_hash"], on["trace_hash"]);
+    assert_eq!(json(&["run", "--preset", "fsync-heavy", "--duration", "50ms", "--json"])["rsum_reads"], 0);
+}

@@ -15,6 +15,7 @@ mod oracle;
 mod presets;
 mod profile;
 mod recovery;
+pub mod rtalloc;
 mod scenario;
 mod sectors;
 mod sim;

@@ -181,6 +181,19 @@ pub static PRESETS: &[Preset] = &[
         fix: &[],
     },
     Preset {
+        name: "rt-alloc-fragmented",
+        about: "seed 004: near-allocations on a fragmented 8TiB realtime device; toggle rsum_cache",
+        build: || Scenario {
+            workload: WorkloadKind::RtAlloc,
+            writers: 4,
+            fsync: false,
+            think: Duration(50 * NS_PER_US),
+            duration: Duration(NS_PER_SEC),
+            ..Scenario::default()
+        },
+        fix: &[],
+    },
+    Preset {
         name: "small-crash",
         about: "4 fsync writers on a 2MiB log: small enough for exhaustive crash exploration",
         build: small_base,

@@ -58,7 +58,7 @@ switch!(
 switch!(
     /// Writer loops of SPEC.md §9.
     WorkloadKind { SyncAppend = "sync-append", FsmarkCreate = "fsmark-create", FsyncHeavy = "fsync-heavy",
-    BtreeChurn = "btree-churn", DirRemove = "dir-remove" }
+    BtreeChurn = "btree-churn", DirRemove = "dir-remove", RtAlloc = "rt-alloc" }
 );
 
 /// A byte count written as "64MiB" in files and URLs.

@@ -222,6 +222,11 @@ pub struct Sim {
     pub(crate) ckpt_unstable_at_completion: u64,
     /// fsyncs that returned while their data block or checkpoint was not on stable media.
     pub(crate) acked_unstable: u64,
+    /// The realtime allocator of the rt-alloc workload (boxed: its bitmap is megabytes).
+    pub(crate) rt: Option<Box<crate::rtalloc::RtAlloc>>,
+    /// Each writer's last realtime extent end: the locality hint of its next allocation.
+    pub(crate) rt_hint: Vec<u64>,
+    pub(crate) rt_live: Vec<(u64, u64)>,
 }
 
 impl Sim {
@@ -307,7 +312,17 @@ impl Sim {
             live_overwrites: 0,
             ckpt_unstable_at_completion: 0,
             acked_unstable: 0,
+            rt: None,
+            rt_hint: Vec::new(),
+            rt_live: Vec::new(),
         };
+        if scenario.workload == crate::scenario::WorkloadKind::RtAlloc {
+            let cache = scenario.rsum_cache == crate::scenario::RsumCache::On;
+            let rt = crate::rtalloc::fragmented(cache, scenario.seed);
+            let n = rt.geo.rextents;
+            sim.rt_hint = (0..scenario.writers).map(|_| sim.rng.next_u64() % n).collect();
+            sim.rt = Some(Box::new(rt));
+        }
         let think = scenario.think.0.max(1);
         for w in 0..scenario.writers {
             let start = sim.rng.next_u64() % think;
@@ -660,7 +675,7 @@ impl Sim {
             cil_throttle_depth_max: c.cil_throttle_depth_max,
             shadow_allocations: c.shadow_allocations,
             reservation_overruns: c.reservation_overruns,
-            rsum_reads: 0,
+            rsum_reads: self.rt.as_ref().map_or(0, |r| r.summary_reads),
             hung: self.hung,
             events: c.events,
             trace_hash: format!("{:016x}", self.hash.0),

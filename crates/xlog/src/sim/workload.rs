@@ -48,6 +48,27 @@ impl Sim {
         Some(id)
     }
 
+    /// `xfs_rtallocate_extent_near` at the writer's hint; old extents are freed to keep the
+    /// device's fragmentation steady. Every eighth allocation starts a new file at a random
+    /// place (the storage-service pattern of seed 004: many files, spread out).
+    fn rt_allocate(&mut self, w: TaskId) {
+        let maxlen = 1 + self.rng.next_u64() % 16;
+        let pick = self.rng.next_u64();
+        let Some(rt) = self.rt.as_mut() else { return };
+        if pick % 8 == 0 {
+            self.rt_hint[w as usize] = (pick >> 3) % rt.geo.rextents;
+        }
+        let hint = self.rt_hint[w as usize];
+        if let Some((s, l)) = rt.allocate_near(hint, 1, maxlen) {
+            self.rt_hint[w as usize] = (s + l) % rt.geo.rextents;
+            self.rt_live.push((s, l));
+        }
+        if self.rt_live.len() > 64 {
+            let (s, l) = self.rt_live.swap_remove((pick % self.rt_live.len() as u64) as usize);
+            rt.free_range(s, l);
+        }
+    }
+
     /// The items writer `w`'s next transaction changes, with their new contents.
     pub(crate) fn workload_changes(&mut self, w: TaskId) -> Vec<(u32, ItemKind)> {
         let n = self.scenario.tx_items;
@@ -101,6 +122,18 @@ impl Sim {
                 let dirty = if grown == 32 { u32::MAX } else { (1u32 << grown) - 1 };
                 out.push((block, ItemKind::Buf { dirty }));
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
+            }
+            WorkloadKind::RtAlloc => {
+                // A realtime file grows by one extent allocated near its last one: the inode,
+                // plus an rt bitmap and an rt summary block (stand-ins from the writer's pool).
+                self.rt_allocate(w);
+                let data_fork = (16 * (tx as u32 + 1)).min(FORK_MAX);
+                out.push((pool(self, 0), ItemKind::Inode { data_fork, attr_fork: 0 }));
+                for k in 1..3 {
+                    let id = pool(self, k.min(pool_len - 1));
+                    let dirty = self.chunk_run(1);
+                    out.push((id, ItemKind::Buf { dirty }));
+                }
             }
             WorkloadKind::DirRemove => {
                 // xattr removal: an inode's attribute fork shrinks entry by entry (space used
