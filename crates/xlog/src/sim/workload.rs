@@ -55,7 +55,7 @@ impl Sim {
         let maxlen = 1 + self.rng.next_u64() % 16;
         let pick = self.rng.next_u64();
         let Some(rt) = self.rt.as_mut() else { return };
-        if pick % 8 == 0 {
+        if pick.is_multiple_of(8) {
             self.rt_hint[w as usize] = (pick >> 3) % rt.geo.rextents;
         }
         let hint = self.rt_hint[w as usize];
