@@ -55,8 +55,14 @@ enum Cmd {
         trace: Option<std::path::PathBuf>,
     },
     /// Run a grid of scenarios in parallel and print one row per run.
+    #[command(
+        after_help = "Example:\n  loglab sweep --preset seed-log-size --vary log_size=10MiB,20MiB,40MiB,80MiB,160MiB --vary device=hdd-x4,nvme-x4\n  loglab sweep --preset fsmark-create --vary flush=legacy,v5.14,upstream --json"
+    )]
     Sweep(sweep_cmd::SweepArgs),
     /// Print a run's trace events (trace-cmd text as `trace-cmd show` prints it, or JSON).
+    #[command(
+        after_help = "Example (the seed 003 pipeline: CIL throttle waits per log cycle):\n  loglab trace --preset cil-throttle-32mb --event xfs_log_cil_wait | awk '/^ / {print $23}' | sort -n | uniq -c"
+    )]
     Trace {
         #[command(flatten)]
         scenario: ScenarioArgs,
@@ -68,8 +74,14 @@ enum Cmd {
         events: Vec<String>,
     },
     /// Crash the scenario at chosen events, recover each allowed disk state and check the invariants.
+    #[command(
+        after_help = "Examples:\n  loglab crash --preset force-without-flush --crash-points 200 --json\n  loglab crash --preset force-without-flush --fixed --every-io\n  loglab crash --url '<an example's url from --json>'   # replays that one crash state"
+    )]
     Crash(crash_cmd::CrashArgs),
     /// Size the internal log as mkfs.xfs does (pre-2022, seed patch, xfsprogs 6.1), with the steps taken.
+    #[command(
+        after_help = "Examples:\n  loglab size --fs-size 220GiB\n  loglab size --fs-size 4TiB --block-size 1024 --algo xfsprogs-6.1 --json\n  loglab size --fs-size 220GiB --dsu 64KiB --dsw 4 --rmapbt 1"
+    )]
     Size(size_cmd::SizeArgs),
     /// Scenario links: encode a preset or scenario file, or decode a link to its scenario.
     Url {
@@ -77,6 +89,9 @@ enum Cmd {
         cmd: UrlCmd,
     },
     /// Write the simulated log into the log region of an XFS image made by mkfs.xfs.
+    #[command(
+        after_help = "Example:\n  truncate -s 1G xfs.img && mkfs.xfs -q xfs.img\n  loglab export-image --image xfs.img --preset fsync-heavy --json\n  xfs_logprint xfs.img"
+    )]
     ExportImage(export_cmd::ImageArgs),
     /// Write the device request stream in the dm-log-writes format.
     ExportLogwrites(export_cmd::LogwritesArgs),
