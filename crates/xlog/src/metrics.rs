@@ -26,6 +26,8 @@ pub struct Counters {
     pub background_pushes: u64,
     pub cil_throttle_waits: u64,
     pub cil_throttle_depth_max: u64,
+    /// Pushes that left throttled tasks asleep (the 5.9 throttle with space gone back).
+    pub cil_throttle_wakes_skipped: u64,
     pub shadow_allocations: u64,
     pub events: u64,
 }
@@ -53,6 +55,7 @@ impl Default for Counters {
             background_pushes: 0,
             cil_throttle_waits: 0,
             cil_throttle_depth_max: 0,
+            cil_throttle_wakes_skipped: 0,
             shadow_allocations: 0,
             events: 0,
         }
@@ -93,6 +96,8 @@ pub struct Metrics {
     pub background_pushes: u64,
     pub cil_throttle_waits: u64,
     pub cil_throttle_depth_max: u64,
+    /// Pushes that left throttled tasks asleep (the 5.9 throttle with space gone back).
+    pub cil_throttle_wakes_skipped: u64,
     pub shadow_allocations: u64,
     pub reservation_overruns: u64,
     pub rsum_reads: u64,

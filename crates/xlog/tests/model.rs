@@ -234,7 +234,7 @@ fn value_for(key: &str, pick: usize) -> String {
         "seed" => &["0", "1", "18446744073709551615"],
         "duration" => &["1ns", "20ms", "0s", "2h", "x"],
         "writers" => &["0", "1", "7", "5000"],
-        "workload" => &["sync-append", "fsmark-create", "fsync-heavy", "nope"],
+        "workload" => &["sync-append", "fsmark-create", "fsync-heavy", "dir-remove", "rt-alloc", "nope"],
         "device" => &["hdd", "hdd-x4", "nvme", "nvme-x4", "sata-ssd", "enterprise-ssd", "iscsi-cloud", "raid6-old"],
         "external_log" | "fsync" => &["0", "1", "maybe"],
         "fs_size" => &["1MiB", "64MiB", "16MiB", "4TiB", "2PiB"],
@@ -242,7 +242,9 @@ fn value_for(key: &str, pick: usize) -> String {
         "iclog_count" => &["0", "2", "8", "9"],
         "iclog_size" => &["8KiB", "16KiB", "48KiB", "256KiB", "512KiB"],
         "lsu" => &["0", "512", "4KiB", "32KiB", "256KiB", "300KiB", "100"],
-        "tx_logres" | "tx_logcount" | "tx_items" | "tx_chunks" => &["0", "1", "3", "33", "2000", "5000000"],
+        "tx_logres" | "tx_logcount" | "tx_items" | "tx_chunks" | "tx_reads" => {
+            &["0", "1", "3", "33", "2000", "5000000"]
+        }
         "think" => &["0ns", "1us", "1s", "11s"],
         _ => &["fixed", "none", "upstream", "legacy", "2x", "1x", "off", "on", "512", "v5.9", "ordered"],
     };
@@ -272,4 +274,30 @@ proptest! {
             }
         }
     }
+}
+
+/// xfs_log_cil_wait events of a run, counted from its trace (queue depth seen in events).
+fn cil_waits(s: &Scenario) -> (u64, u64, u64) {
+    let mut sim = Sim::new(s).unwrap();
+    let mut events = 0;
+    while let Some(evs) = sim.step() {
+        events +=
+            evs.iter().filter(|e| matches!(e.kind, TraceKind::Grant { event: GrantEvent::CilWait, .. })).count() as u64;
+    }
+    let m = sim.metrics();
+    (events, m.cil_throttle_waits, m.cil_throttle_depth_max)
+}
+
+#[test]
+fn seed_003_a_32mib_log_throttles_many_more_commits_than_a_64mib_log() {
+    let mut small = find_preset("cil-throttle-32mb").unwrap();
+    small.duration = Duration(2 * NS_PER_SEC);
+    let mut big = small.clone();
+    big.log_size = Size(64 << 20);
+    let (e32, w32, d32) = cil_waits(&small);
+    let (e64, w64, _) = cil_waits(&big);
+    assert_eq!(e32, w32, "every throttled commit traces xfs_log_cil_wait");
+    assert_eq!(e64, w64);
+    assert_eq!(d32, 16, "the throttle catches all 16 writers at once");
+    assert!(e32 * 2 >= e64 * 3, "32MiB: {e32} waits, 64MiB: {e64}");
 }

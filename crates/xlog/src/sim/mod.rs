@@ -50,7 +50,7 @@ pub(crate) const LOG_WORKER_PERIOD: Ns = 30 * NS_PER_SEC;
 /// (which also allocate fresh inodes); never more than the space below an internal log holds.
 pub fn items_per_writer(s: &Scenario, log_start: u64) -> u32 {
     let want = match s.workload {
-        WorkloadKind::FsmarkCreate => 64,
+        WorkloadKind::FsmarkCreate | WorkloadKind::DirRemove => 64,
         _ => s.tx_items * 4,
     };
     let end = if s.external_log { s.fs_size.0 / 512 } else { log_start };
@@ -673,6 +673,7 @@ impl Sim {
             background_pushes: c.background_pushes,
             cil_throttle_waits: c.cil_throttle_waits,
             cil_throttle_depth_max: c.cil_throttle_depth_max,
+            cil_throttle_wakes_skipped: c.cil_throttle_wakes_skipped,
             shadow_allocations: c.shadow_allocations,
             reservation_overruns: c.reservation_overruns,
             rsum_reads: self.rt.as_ref().map_or(0, |r| r.summary_reads),

@@ -105,6 +105,8 @@ impl Sim {
         if wake {
             let waiters = std::mem::take(&mut self.cil.push_wait);
             self.wake_all(waiters);
+        } else if !self.cil.push_wait.is_empty() {
+            self.counters.cil_throttle_wakes_skipped += 1;
         }
         let commit_stable = std::mem::take(&mut self.cil.push_commit_stable);
         if self.cil.ctx.items.is_empty() || self.cil.push_seq < self.cil.ctx.sequence {

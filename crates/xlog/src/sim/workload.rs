@@ -136,12 +136,18 @@ impl Sim {
                 }
             }
             WorkloadKind::DirRemove => {
-                // xattr removal: an inode's attribute fork shrinks entry by entry (space used
-                // goes backwards when it was logged larger in the same context).
+                // Entry removal: an inode's attribute fork shrinks step by step, and of every
+                // eight directory blocks logged whole, two empty out and are marked stale in
+                // the same context (header only). Both make CIL space used go backwards.
                 let steps = 8u64;
                 let attr_fork = FORK_MAX - (tx % steps) as u32 * (FORK_MAX / steps as u32);
-                let inode = pool(self, (tx / steps) as usize % pool_len);
+                let half = (pool_len / 2).max(1);
+                let inode = pool(self, (tx / steps) as usize % half);
                 out.push((inode, ItemKind::Inode { data_fork: 64, attr_fork }));
+                let (cycle, step) = (tx / 8, tx % 8);
+                let (slot, dirty) = if step < 6 { (cycle * 6 + step, u32::MAX) } else { (cycle * 6 + step - 6, 0) };
+                let block = pool(self, (half + slot as usize % half).min(pool_len - 1));
+                out.push((block, ItemKind::Buf { dirty }));
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
             }
         }
