@@ -344,6 +344,46 @@ impl RtAlloc {
         }
     }
 
+    /// `xfs_rtallocate_extent_size` (no locality hint): for each level from highbit(maxlen)
+    /// up, every bitmap block whose summary says it holds such an extent; then smaller
+    /// levels down to highbit(minlen) with the length bounded by the level.
+    pub fn allocate_size(&mut self, minlen: u64, maxlen: u64) -> Option<(u64, u64)> {
+        let out = self.size(minlen, maxlen);
+        self.release();
+        out
+    }
+
+    fn size(&mut self, minlen: u64, maxlen: u64) -> Option<(u64, u64)> {
+        let nblocks = self.geo.rbmblocks();
+        let levels = self.geo.levels();
+        for l in highbit(maxlen)..levels {
+            for i in 0..nblocks {
+                if self.get_summary(l, i) == 0 {
+                    continue;
+                }
+                if let Some(r) = self.extent_block(i, minlen, maxlen, 1) {
+                    return Some(r);
+                }
+            }
+        }
+        if minlen >= maxlen {
+            return None;
+        }
+        for l in (highbit(minlen)..=highbit(maxlen - 1).min(levels - 1)).rev() {
+            let lo = minlen.max(1 << l);
+            let hi = maxlen.min((2u64 << l) - 1);
+            for i in 0..nblocks {
+                if self.get_summary(l, i) == 0 {
+                    continue;
+                }
+                if let Some(r) = self.extent_block(i, lo, hi, 1) {
+                    return Some(r);
+                }
+            }
+        }
+        None
+    }
+
     /// Sum of all summary counters: the number of free extents (runs) on the device.
     pub fn free_runs(&self) -> u64 {
         self.summary.iter().map(|&c| c as u64).sum()
@@ -438,6 +478,23 @@ mod tests {
         a.free_range(100, 50);
         assert_eq!(a.free_runs(), 1);
         assert_eq!(a.get_summary(20, 0), 1);
+        assert!(a.cache_is_lower_bound());
+    }
+
+    #[test]
+    fn size_allocation_takes_the_first_block_with_a_big_enough_extent() {
+        let g = RtGeometry { rextents: 1 << 16, blocksize: 512 };
+        let mut a = RtAlloc::new(g, true);
+        a.allocate_range(0, 1 << 16);
+        a.release();
+        a.free_range(5000, 3);
+        a.free_range(9000, 40);
+        // 16 extents: only the 40-extent run (level 5) has them.
+        assert_eq!(a.allocate_size(16, 16), Some((9000, 16)));
+        // 8 to 30: the leftover 24 at 9016 (level 4) is the first block with level >= 4.
+        assert_eq!(a.allocate_size(8, 30), Some((9016, 24)));
+        // Only the 3-extent run is left.
+        assert_eq!(a.allocate_size(2, 8), Some((5000, 3)));
         assert!(a.cache_is_lower_bound());
     }
 

@@ -22,12 +22,14 @@ fn fragmented_device_reads_a_tenth_of_the_summary_blocks_with_the_cache() {
 #[derive(Clone, Debug)]
 enum Op {
     Near { target: u64, minlen: u64, maxlen: u64 },
+    Size { minlen: u64, maxlen: u64 },
     Free { pick: usize },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => (0u64..1 << 18, 1u64..4, 1u64..64).prop_map(|(target, minlen, extra)| Op::Near { target, minlen, maxlen: minlen + extra }),
+        1 => (1u64..8, 0u64..32).prop_map(|(minlen, extra)| Op::Size { minlen, maxlen: minlen + extra }),
         1 => (0usize..1000).prop_map(|pick| Op::Free { pick }),
     ]
 }
@@ -46,6 +48,11 @@ proptest! {
                     let a = off.allocate_near(target, minlen, maxlen);
                     let b = on.allocate_near(target, minlen, maxlen);
                     prop_assert_eq!(a, b);
+                    if let Some(x) = a { live.push(x); }
+                }
+                Op::Size { minlen, maxlen } => {
+                    let a = off.allocate_size(minlen, maxlen);
+                    prop_assert_eq!(a, on.allocate_size(minlen, maxlen));
                     if let Some(x) = a { live.push(x); }
                 }
                 Op::Free { pick } if !live.is_empty() => {
