@@ -389,7 +389,8 @@ impl RtAlloc {
         self.summary.iter().map(|&c| c as u64).sum()
     }
 
-    /// The cache is a lower bound: no nonzero counter below it (checked, for tests).
+    /// Whether the cache is a lower bound: no nonzero counter below it (for tests; a search
+    /// with a larger minlen can break it, as in the kernel).
     pub fn cache_is_lower_bound(&self) -> bool {
         let Some(c) = &self.cache else { return true };
         let rbm = self.geo.rbmblocks();
@@ -496,6 +497,36 @@ mod tests {
         // Only the 3-extent run is left.
         assert_eq!(a.allocate_size(2, 8), Some((5000, 3)));
         assert!(a.cache_is_lower_bound());
+    }
+
+    /// Kernels 5.0–6.6: `xfs_rtany_summary(low, ...)` with low above the cached level raises
+    /// the cache to the level it found, past levels it never read. A later search with a
+    /// smaller minlen then skips that block's small free extents, which the search without
+    /// the cache allocates: the extents chosen differ. (6.7's inverted cache scans downward
+    /// from the top level and has no such gap.)
+    #[test]
+    fn a_larger_minlen_search_lifts_the_cache_past_unread_levels() {
+        let g = RtGeometry { rextents: 1 << 14, blocksize: 512 }; // 4096 extents per block
+        let run = |cache: bool| {
+            let mut a = RtAlloc::new(g, cache);
+            a.allocate_range(0, 1 << 14);
+            a.release();
+            a.free_range(100, 2); // level 1 in block 0
+            a.free_range(1000, 8); // level 3 in block 0
+            a.free_range(3 * 4096 + 5, 2); // level 1 in block 3
+            let first = a.allocate_near(50, 8, 8); // takes the 8 at 1000; cache[0] -> 3
+            let bound = a.cache_is_lower_bound();
+            // From full block 1 the search visits 1, 2, 0, 3.
+            let second = a.allocate_near(4096 + 100, 1, 2);
+            (first, second, bound)
+        };
+        let (f0, s0, _) = run(false);
+        let (f1, s1, bound) = run(true);
+        assert_eq!(f0, Some((1000, 8)));
+        assert_eq!(f0, f1);
+        assert!(!bound, "the cache claims no extents below level 3 in block 0, but one of 2 is there");
+        assert_eq!(s0, Some((100, 2)), "without the cache: the 2 extents in block 0");
+        assert_eq!(s1, Some((3 * 4096 + 5, 2)), "with it: block 0 is skipped, block 3 is next");
     }
 
     #[test]
