@@ -205,6 +205,21 @@ impl<'h> Oracle<'h> {
                 hi_item.1,
                 self.history.checkpoints.len()
             );
+            // Where the older item's next version lived, and what is in place for it.
+            let ck = |c: u32| {
+                self.history.checkpoints.get(c as usize).map_or(String::new(), |k| {
+                    format!("checkpoint {c} start {} commit {} completed {}", k.start_lsn, k.commit_lsn, k.completed)
+                })
+            };
+            *why += &format!(
+                "item {} in place {:?}, next version in {}; item {} in {}; touches {:?}; ",
+                hi_item.0,
+                in_place.get(&hi_item.0),
+                ck(hi),
+                lo_item.0,
+                ck(lo.saturating_sub(1)),
+                self.touches.get(&hi_item.0)
+            );
             out.push(PREFIX);
         }
         if (lo <= hi && hi < self.history.acked) || data_lost {

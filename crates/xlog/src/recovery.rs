@@ -525,13 +525,15 @@ fn replay(t: &Trans, meta: &mut BTreeMap<u32, (u64, Lsn)>, rep: &mut RecoveryRep
         }
         // v5 ordering: buffers at or after this transaction's LSN are not overwritten;
         // inodes only when strictly after (32baa63d82ee: checkpoints may share a start LSN).
-        if let Some(&(_, lsn)) = meta.get(&id) {
-            if lsn > t.r_lsn || (!is_inode && lsn == t.r_lsn) {
-                rep.regions_skipped_by_lsn += 1;
-                continue;
-            }
+        let old = meta.get(&id).map_or(Lsn::ZERO, |&(_, lsn)| lsn);
+        if old > t.r_lsn || (!is_inode && old == t.r_lsn) {
+            rep.regions_skipped_by_lsn += 1;
+            continue;
         }
-        meta.insert(id, (v, t.r_lsn));
+        // A recovered buffer takes its LSN only when it is written out after the pass
+        // (xfs_buf_delwri_submit), so a later checkpoint sharing this start LSN still
+        // replays over it; inode recovery stamps current_lsn into di_lsn at once.
+        meta.insert(id, (v, if is_inode { t.r_lsn } else { old }));
         rep.replayed.push((t.r_lsn, id, v));
         rep.writes.insert(blkno, (id, v, t.r_lsn));
     }
