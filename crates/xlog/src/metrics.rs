@@ -28,6 +28,8 @@ pub struct Counters {
     pub cil_throttle_depth_max: u64,
     /// Pushes that left throttled tasks asleep (the 5.9 throttle with space gone back).
     pub cil_throttle_wakes_skipped: u64,
+    /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
+    pub tail_moved_after_flush: u64,
     pub shadow_allocations: u64,
     pub events: u64,
 }
@@ -56,6 +58,7 @@ impl Default for Counters {
             cil_throttle_waits: 0,
             cil_throttle_depth_max: 0,
             cil_throttle_wakes_skipped: 0,
+            tail_moved_after_flush: 0,
             shadow_allocations: 0,
             events: 0,
         }
@@ -98,6 +101,8 @@ pub struct Metrics {
     pub cil_throttle_depth_max: u64,
     /// Pushes that left throttled tasks asleep (the 5.9 throttle with space gone back).
     pub cil_throttle_wakes_skipped: u64,
+    /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
+    pub tail_moved_after_flush: u64,
     pub shadow_allocations: u64,
     pub reservation_overruns: u64,
     pub rsum_reads: u64,

@@ -395,10 +395,10 @@ impl Sim {
                 if start_lsn != commit_lsn {
                     ic.flags |= XLOG_ICL_NEED_FLUSH;
                 }
-                if self.scenario.flush == FlushPolicy::V514
-                    && self.scenario.tail_update == TailUpdate::Fixed
-                    && self.log.tail_lsn != self.pushers[ki].preflush_tail
-                {
+                let moved =
+                    self.scenario.flush == FlushPolicy::V514 && self.log.tail_lsn != self.pushers[ki].preflush_tail;
+                self.counters.tail_moved_after_flush += moved as u64;
+                if moved && self.scenario.tail_update == TailUpdate::Fixed {
                     // 0dc8f7f139f0: the tail moved after the up-front flush: flush again.
                     ic.flags |= XLOG_ICL_NEED_FLUSH;
                 }
