@@ -30,6 +30,8 @@ pub struct Counters {
     pub cil_throttle_wakes_skipped: u64,
     /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
     pub tail_moved_after_flush: u64,
+    /// Start records written before an older checkpoint's (concurrent pushes, unordered).
+    pub start_records_unordered: u64,
     pub shadow_allocations: u64,
     pub events: u64,
 }
@@ -59,6 +61,7 @@ impl Default for Counters {
             cil_throttle_depth_max: 0,
             cil_throttle_wakes_skipped: 0,
             tail_moved_after_flush: 0,
+            start_records_unordered: 0,
             shadow_allocations: 0,
             events: 0,
         }
@@ -103,6 +106,8 @@ pub struct Metrics {
     pub cil_throttle_wakes_skipped: u64,
     /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
     pub tail_moved_after_flush: u64,
+    /// Start records written before an older checkpoint's (concurrent pushes, unordered).
+    pub start_records_unordered: u64,
     pub shadow_allocations: u64,
     pub reservation_overruns: u64,
     pub rsum_reads: u64,

@@ -675,6 +675,7 @@ impl Sim {
             cil_throttle_depth_max: c.cil_throttle_depth_max,
             cil_throttle_wakes_skipped: c.cil_throttle_wakes_skipped,
             tail_moved_after_flush: c.tail_moved_after_flush,
+            start_records_unordered: c.start_records_unordered,
             shadow_allocations: c.shadow_allocations,
             reservation_overruns: c.reservation_overruns,
             rsum_reads: self.rt.as_ref().map_or(0, |r| r.summary_reads),

@@ -18,11 +18,16 @@ use serde::Serialize;
 const COPY_FIXED_NS: Ns = 300;
 const COPY_BYTES_PER_NS: u64 = 4;
 
+/// CPU time per log vector to build a checkpoint (list walk and sort; a few cache misses).
+pub const PUSH_BUILD_NS_PER_VEC: u64 = 50;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum PushState {
     #[default]
     Idle,
     Starting,
+    /// Building the checkpoint: walking and sorting the context's log vectors (CPU time).
+    Building,
     /// v5.14: waiting for the async data-device cache flush issued at push start.
     DataFlushWait,
     /// Waiting for lower sequences' start records (`xc_start_wait`).
@@ -72,6 +77,7 @@ impl Sim {
     pub(crate) fn pusher_run(&mut self, k: u32) {
         match self.pushers[k as usize].state {
             PushState::Starting => self.push_start(k),
+            PushState::Building => self.push_built(k),
             PushState::DataFlushWait | PushState::StartOrderWait => self.push_order_start(k),
             PushState::Writing | PushState::FlushWait => self.write_step(k),
             PushState::CommitOrderWait => self.push_order_commit(k),
@@ -144,6 +150,16 @@ impl Sim {
         p.commit_stable = commit_stable;
         p.preflush_tail = self.log.tail_lsn;
         self.emit(task, TraceKind::CilPush { seq });
+        // Walking and sorting the log vector chain takes CPU time that grows with the
+        // checkpoint: a big checkpoint's start record can trail a smaller, later one's.
+        let build = PUSH_BUILD_NS_PER_VEC * self.pushers[k as usize].cursor.ops.len() as u64;
+        self.pushers[k as usize].state = PushState::Building;
+        self.wake_at(self.now + build, task);
+    }
+
+    /// The checkpoint is built: v5.14 flushes the data device, then start records go out.
+    fn push_built(&mut self, k: u32) {
+        let task = Self::task(k);
         if self.scenario.flush == FlushPolicy::V514 {
             // 0431d926b399: flush the data device asynchronously; wait before writing.
             self.submit_data_flush(task, TAG_PUSH_FLUSH | k as u64);
@@ -316,6 +332,9 @@ impl Sim {
     /// `xlog_cil_set_ctx_write_state` for the start record.
     fn start_record_written(&mut self, k: u32, i: usize, lsn: Lsn) {
         let seq = self.pushers[k as usize].seq;
+        if self.cil.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero()) {
+            self.counters.start_records_unordered += 1;
+        }
         self.ctx_mut(seq).start_lsn = lsn;
         let waiters = std::mem::take(&mut self.cil.start_wait);
         self.wake_all(waiters);
