@@ -94,3 +94,19 @@ fn zoo_wait_future_iclog_hangs_and_the_fix_does_not() {
     assert!(!sim.is_hung());
     assert!(sim.metrics().checkpoints > 10);
 }
+
+#[test]
+fn zoo_unordered_start_records_break_recovery_idempotence_and_ordered_does_not() {
+    let bad = preset("unordered-start-records", false);
+    let mut probe = Sim::new(&bad).unwrap();
+    probe.run();
+    assert!(probe.metrics().start_records_unordered > 0, "pushes overlap and a start record overtakes");
+    let r = explore(&bad, 40, 8);
+    assert!(r.violations.get("recovery_idempotent").copied().unwrap_or(0) > 0, "{:?}", r.violations);
+    let good = preset("unordered-start-records", true);
+    let mut probe = Sim::new(&good).unwrap();
+    probe.run();
+    assert_eq!(probe.metrics().start_records_unordered, 0);
+    let g = explore(&good, 40, 8);
+    assert_eq!(g.violations, Default::default(), "{:?}", g.examples);
+}
