@@ -1,13 +1,15 @@
 //! The crash explorer: every disk state a crash at this instant may leave, recovered and checked.
 //!
-//! Allowed states: stable media, plus any subset of completed-but-unflushed writes, plus each
-//! in-flight write absent, present or torn at sector granularity (a write whose PREFLUSH
-//! had to finish first brings the writes that flush covered). Exhaustive up to the state
+//! Allowed states: stable media, plus any subset of completed-but-unflushed writes (with
+//! `crash_model=prefix`: only a completion-order prefix per device, as dm-log-writes replay
+//! sees it), plus each in-flight write absent, present or torn at sector granularity (a write
+//! whose PREFLUSH had to finish first brings the writes that flush covered). Exhaustive up to the state
 //! budget, seeded sampling beyond, deduplicated by content hash.
 
 use crate::device::{IoKind, SectorMap, SECTOR};
 use crate::oracle::{self, Oracle};
 use crate::recovery::{Image, Layer, Survivors};
+use crate::scenario::CrashModel;
 use crate::sim::Sim;
 use crate::trace::TraceHasher;
 use crate::units::Lsn;
@@ -138,7 +140,22 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
     ch.sort_by_key(|c| c.inflight);
     let ndev = sim.devices().len();
     let cand = index_choices(ndev, &ch);
-    let radix: Vec<u64> = ch.iter().map(|c| if c.inflight { 3 } else { 2 }).collect();
+    // Digits of a state: subset: one per write (cached: lost/kept; in flight: absent/present/
+    // torn). prefix: one cut per device (how many of its cached writes survive, in completion
+    // order), then one per in-flight write, which may land only past an intact prefix.
+    let prefix = sim.scenario().crash_model == CrashModel::Prefix;
+    let mut cached_on = vec![0u64; ndev];
+    let mut pos = vec![0u64; ch.len()];
+    for (i, c) in ch.iter().enumerate().filter(|(_, c)| !c.inflight) {
+        pos[i] = cached_on[c.dev];
+        cached_on[c.dev] += 1;
+    }
+    let radix: Vec<u64> = if prefix {
+        cached_on.iter().map(|n| n + 1).chain(ch.iter().filter(|c| c.inflight).map(|_| 3)).collect()
+    } else {
+        ch.iter().map(|c| if c.inflight { 3 } else { 2 }).collect()
+    };
+    let mut digits = vec![0u64; radix.len()];
     let total = radix.iter().try_fold(1u64, |acc, &r| acc.checked_mul(r)).unwrap_or(u64::MAX);
     let budget = max_states.clamp(1, EXHAUSTIVE_MAX);
     let exhaustive = total <= budget;
@@ -163,13 +180,33 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
     for s in 0..n_states {
         if exhaustive {
             let mut x = s;
-            for (p, &r) in keep.iter_mut().zip(&radix) {
-                *p = (x % r) as u8;
+            for (d, &r) in digits.iter_mut().zip(&radix) {
+                *d = x % r;
                 x /= r;
             }
         } else {
-            for (i, p) in keep.iter_mut().enumerate() {
-                *p = (rng.next_u32() % radix[i] as u32) as u8;
+            for (d, &r) in digits.iter_mut().zip(&radix) {
+                *d = rng.next_u64() % r;
+            }
+        }
+        if prefix {
+            let mut next_inflight = ndev;
+            for (i, c) in ch.iter().enumerate() {
+                keep[i] = if c.inflight {
+                    let d = digits[next_inflight];
+                    next_inflight += 1;
+                    if digits[c.dev] == cached_on[c.dev] {
+                        d as u8
+                    } else {
+                        0
+                    }
+                } else {
+                    (pos[i] < digits[c.dev]) as u8
+                };
+            }
+        } else {
+            for (p, &d) in keep.iter_mut().zip(&digits) {
+                *p = d as u8;
             }
         }
         for (i, c) in ch.iter().enumerate() {

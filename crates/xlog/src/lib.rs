@@ -39,8 +39,8 @@ pub use presets::{find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET
 pub use profile::profile;
 pub use recovery::{recover, Image, Layer, RecoveryReport, Survivors};
 pub use scenario::{
-    CommitOrdering, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, Geometry, RsumCache, Scenario,
-    ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
+    CommitOrdering, CrashModel, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, Geometry, RsumCache,
+    Scenario, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
 };
 pub use sectors::SectorMap;
 pub use sim::{CheckpointRecord, Command, History, IclogView, PushState, Sim, View, WriterState};

@@ -52,6 +52,12 @@ switch!(StartRecordOrder { Unordered = "unordered", Ordered = "ordered" });
 switch!(ShadowRound { Off = "off", R512 = "512" });
 switch!(RsumCache { Off = "off", On = "on" });
 switch!(
+    /// Which disk states a crash may leave (SPEC.md §2): `subset` keeps any subset of the
+    /// completed-but-unflushed writes; `prefix` keeps them only as a completion-order prefix,
+    /// as dm-log-writes replay (fstests generic/482) sees a crash.
+    CrashModel { Subset = "subset", Prefix = "prefix" }
+);
+switch!(
     /// Deliberately broken device rules, for showing that the oracle catches them.
     DeviceBug { None = "none", FuaIgnored = "fua-ignored", FlushIgnored = "flush-ignored" }
 );
@@ -120,6 +126,7 @@ pub struct Scenario {
     pub shadow_round: ShadowRound,
     pub rsum_cache: RsumCache,
     pub device_bug: DeviceBug,
+    pub crash_model: CrashModel,
     /// Transaction reservation (`tr_logres`) each writer asks for.
     pub tx_logres: u32,
     /// `tr_logcount`: how many rolls the permanent ticket pre-reserves.
@@ -163,6 +170,7 @@ impl Default for Scenario {
             shadow_round: ShadowRound::R512,
             rsum_cache: RsumCache::On,
             device_bug: DeviceBug::None,
+            crash_model: CrashModel::Subset,
             tx_logres: 109_048,
             tx_logcount: 4,
             tx_items: 2,
@@ -198,6 +206,7 @@ pub const SET_KEYS: &[&str] = &[
     "shadow_round",
     "rsum_cache",
     "device_bug",
+    "crash_model",
     "tx_logres",
     "tx_logcount",
     "tx_items",
@@ -251,6 +260,7 @@ impl Scenario {
             "shadow_round" => self.shadow_round = ShadowRound::parse(key, v)?,
             "rsum_cache" => self.rsum_cache = RsumCache::parse(key, v)?,
             "device_bug" => self.device_bug = DeviceBug::parse(key, v)?,
+            "crash_model" => self.crash_model = CrashModel::parse(key, v)?,
             "tx_logres" => self.tx_logres = parse_u32(key, v)?,
             "tx_logcount" => self.tx_logcount = parse_u32(key, v)?,
             "tx_items" => self.tx_items = parse_u32(key, v)?,
@@ -289,6 +299,7 @@ impl Scenario {
             "shadow_round" => self.shadow_round.as_str().into(),
             "rsum_cache" => self.rsum_cache.as_str().into(),
             "device_bug" => self.device_bug.as_str().into(),
+            "crash_model" => self.crash_model.as_str().into(),
             "tx_logres" => self.tx_logres.to_string(),
             "tx_logcount" => self.tx_logcount.to_string(),
             "tx_items" => self.tx_items.to_string(),

@@ -110,3 +110,22 @@ fn zoo_unordered_start_records_break_recovery_idempotence_and_ordered_does_not()
     let g = explore(&good, 40, 8);
     assert_eq!(g.violations, Default::default(), "{:?}", g.examples);
 }
+
+#[test]
+fn prefix_crash_model_keeps_cached_writes_in_completion_order_and_still_catches_bad_devices() {
+    let mut s = small();
+    s.crash_model = CrashModel::Prefix;
+    let ok = explore(&s, 30, 64);
+    assert!(ok.crash_states > 30);
+    assert_eq!(ok.violations, Default::default(), "{:?}", ok.examples);
+    s.device_bug = DeviceBug::FuaIgnored;
+    let bad = explore(&s, 30, 64);
+    assert!(bad.violations.get("durability").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
+    // A prefix per device is a subset of the subsets: never more distinct states.
+    let mut sub = small();
+    sub.device_bug = DeviceBug::FuaIgnored;
+    let all = explore(&sub, 30, 1 << 16);
+    let mut pre = sub.clone();
+    pre.crash_model = CrashModel::Prefix;
+    assert!(explore(&pre, 30, 1 << 16).crash_states <= all.crash_states);
+}

@@ -246,6 +246,7 @@ fn value_for(key: &str, pick: usize) -> String {
             &["0", "1", "3", "33", "2000", "5000000"]
         }
         "think" => &["0ns", "1us", "1s", "11s"],
+        "crash_model" => &["subset", "prefix", "nope"],
         _ => &["fixed", "none", "upstream", "legacy", "2x", "1x", "off", "on", "512", "v5.9", "ordered"],
     };
     opts[pick % opts.len()].to_string()
