@@ -142,6 +142,8 @@ pub struct Scenario {
     pub cil_pushers: u32,
     /// Whether each transaction is followed by an fsync (a log force to its commit LSN).
     pub fsync: bool,
+    /// With fsync: only the first this-many writers fsync (0: all of them).
+    pub fsync_writers: u32,
     /// CPU time a writer spends between transactions.
     pub think: Duration,
 }
@@ -178,6 +180,7 @@ impl Default for Scenario {
             tx_reads: 0,
             cil_pushers: 4,
             fsync: true,
+            fsync_writers: 0,
             think: Duration(20 * crate::units::NS_PER_US),
         }
     }
@@ -214,6 +217,7 @@ pub const SET_KEYS: &[&str] = &[
     "tx_reads",
     "cil_pushers",
     "fsync",
+    "fsync_writers",
     "think",
 ];
 
@@ -268,6 +272,7 @@ impl Scenario {
             "tx_reads" => self.tx_reads = parse_u32(key, v)?,
             "cil_pushers" => self.cil_pushers = parse_u32(key, v)?,
             "fsync" => self.fsync = parse_bool(key, v)?,
+            "fsync_writers" => self.fsync_writers = parse_u32(key, v)?,
             "think" => self.think = Duration(parse_duration(key, v)?),
             _ => return Err(format!("unknown key '{key}' (allowed: {})", SET_KEYS.join(", "))),
         }
@@ -307,6 +312,7 @@ impl Scenario {
             "tx_reads" => self.tx_reads.to_string(),
             "cil_pushers" => self.cil_pushers.to_string(),
             "fsync" => b(self.fsync),
+            "fsync_writers" => self.fsync_writers.to_string(),
             "think" => format_duration(self.think.0),
             _ => return Err(format!("unknown key '{key}' (allowed: {})", SET_KEYS.join(", "))),
         })
@@ -380,6 +386,7 @@ impl Scenario {
             ));
         }
         range("writers", self.writers as u64, 1, 4096)?;
+        range("fsync_writers", self.fsync_writers as u64, 0, 4096)?;
         let d = self.duration.0;
         if d == 0 || d > 3600 * crate::units::NS_PER_SEC {
             return Err(format!("duration: {} is out of range (allowed: 1ns to 1h)", format_duration(d)));

@@ -263,7 +263,8 @@ impl Sim {
     }
 
     fn after_commit(&mut self, w: TaskId) {
-        if self.scenario.fsync {
+        let n = self.scenario.fsync_writers;
+        if self.scenario.fsync && (n == 0 || w < n) {
             self.fsync_start(w);
         } else {
             self.finish_tx(w);
