@@ -5,7 +5,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::time::Instant;
-use xlog::{explore_crash_state, CrashReport, Scenario, Sim, TraceKind};
+use xlog::{explore_crash_state, CrashReport, Metrics, Scenario, Sim, TraceKind};
 
 #[derive(Args)]
 pub struct CrashArgs {
@@ -46,8 +46,9 @@ fn progress(len: u64) -> ProgressBar {
     pb
 }
 
-/// Crashes `s` at `points`; returns the report and seconds taken.
-pub fn explore_points(s: &Scenario, points: Points, per_point: u32) -> Result<(CrashReport, f64), String> {
+/// Crashes `s` at `points`; returns the report, seconds taken, and the whole run's metrics.
+pub fn explore_points(s: &Scenario, points: Points, per_point: u32) -> Result<(CrashReport, f64, Metrics), String> {
+    // A full run first: its length places the crash points, its metrics go in the report.
     let mut probe = Sim::new(s)?;
     probe.run();
     let total = probe.events().max(1);
@@ -92,7 +93,7 @@ pub fn explore_points(s: &Scenario, points: Points, per_point: u32) -> Result<(C
             explore_crash_state(&sim, budget, s.seed, state, &mut report);
         }
     }
-    Ok((report, started.elapsed().as_secs_f64()))
+    Ok((report, started.elapsed().as_secs_f64(), probe.metrics()))
 }
 
 /// The crash point a link names, if any.
@@ -124,10 +125,7 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
         None if a.every_io => (Points::EveryIo, a.states_per_point),
         None => (Points::Even(a.crash_points), a.states_per_point),
     };
-    let (report, secs) = explore_points(&s, points, per_point)?;
-    let mut full = Sim::new(&s)?;
-    full.run();
-    let m = full.metrics();
+    let (report, secs, m) = explore_points(&s, points, per_point)?;
     let states_per_sec = report.crash_states as f64 / secs.max(1e-9);
     let base = a.scenario.link(&s);
     let sep = if base.contains('?') { '&' } else { '?' };

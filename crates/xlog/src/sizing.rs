@@ -316,7 +316,7 @@ fn minlog_table(m: &Mount) -> Vec<Res> {
     let addafork = dquot
         + inode_res(1)
         + buf_res(2, sect)
-        + buf_res(1, bs.max(4096).max(bs))
+        + buf_res(1, m.dir_fsbcount * bs)
         + buf_res(daenter_bmap1b(DATA_FORK) + 1, bs)
         + buf_res(allocfree(1), bs);
     let writeid = inode_res(1);

@@ -80,12 +80,11 @@ impl TraceCmdPrinter {
 
     /// The line only if `keep(event name)`; skipped events cost no formatting.
     pub fn line_if(&mut self, ev: &TraceEvent, keep: impl Fn(&str) -> bool) -> Option<String> {
-        let name = event_name(&ev.kind);
-        if !keep(name) {
-            if let TraceKind::DevSubmit { dev, id, sector, bytes, preflush, fua, flush, read } = ev.kind {
-                // Completions may still be wanted: remember the request.
-                self.requests.insert((dev, id), (sector, bytes / 512, rwbs(preflush, fua, flush, read)));
-            }
+        if let TraceKind::DevSubmit { dev, id, sector, bytes, preflush, fua, flush, read } = ev.kind {
+            // Remembered even when not printed: its completion may be wanted.
+            self.requests.insert((dev, id), (sector, bytes / 512, rwbs(preflush, fua, flush, read)));
+        }
+        if !keep(event_name(&ev.kind)) {
             return None;
         }
         let (event, body) = self.body(ev)?;
@@ -182,11 +181,9 @@ impl TraceCmdPrinter {
                 ("loglab_checkpoint_done", format!("{devs} checkpoint {ckpt} start lsn {}", lsn_slash(*start)))
             }
             TraceKind::ForceDone { ckpt } => ("loglab_force_done", format!("{devs} checkpoint {ckpt}")),
-            TraceKind::DevSubmit { dev: d, id, sector, bytes, preflush, fua, flush, read } => {
+            TraceKind::DevSubmit { dev: d, id, sector, bytes, .. } => {
                 let (maj, min) = dev(*d);
-                let rwbs = rwbs(*preflush, *fua, *flush, *read);
-                let nr = bytes / 512;
-                self.requests.insert((*d, *id), (*sector, nr, rwbs.clone()));
+                let (_, nr, rwbs) = &self.requests[&(*d, *id)];
                 let (comm, _) = task_name(ev.task, &self.writer_comm);
                 ("block_rq_issue", format!("{maj},{min} {rwbs} {bytes} () {sector} + {nr} [{comm}]"))
             }

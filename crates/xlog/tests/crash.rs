@@ -129,3 +129,20 @@ fn prefix_crash_model_keeps_cached_writes_in_completion_order_and_still_catches_
     pre.crash_model = CrashModel::Prefix;
     assert!(explore(&pre, 30, 1 << 16).crash_states <= all.crash_states);
 }
+
+/// Several checkpoints share one start record when 5.14's up-front flushes release pushes
+/// together. Recovery must replay each over a buffer the previous one recovered (a recovered
+/// buffer takes its LSN only at write-out), or a later change is lost: prefix.
+#[test]
+fn checkpoints_sharing_a_start_lsn_all_replay() {
+    let mut s = small();
+    s.flush = FlushPolicy::V514;
+    s.workload = WorkloadKind::FsmarkCreate;
+    s.writers = 32;
+    s.think = Duration(NS_PER_US);
+    s.device = DeviceClass::SataSsd;
+    s.tx_items = 6;
+    let r = explore(&s, 60, 8);
+    assert!(r.crash_states > 300);
+    assert_eq!(r.violations, Default::default(), "{:?}", r.examples);
+}

@@ -19,6 +19,7 @@ use crate::log::{TaskId, Xlog};
 use crate::metrics::{ms, Counters, Metrics};
 use crate::profile::profile;
 use crate::scenario::{Geometry, Scenario, WorkloadKind};
+use crate::sectors::SectorMap;
 use crate::trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceHasher, TraceKind};
 use crate::units::{Lsn, Ns, NS_PER_SEC};
 use rand_core::{RngCore, SeedableRng};
@@ -400,16 +401,18 @@ impl Sim {
     /// The log region as the host would read it now (device cache over stable media).
     pub fn log_region(&self) -> Vec<u8> {
         let dev = &self.devs[0];
-        let mut host = dev.stable().clone();
+        let mut cached = SectorMap::new();
         for w in dev.cached() {
-            host.write(w.sector, &w.data);
+            cached.write(w.sector, &w.data);
         }
-        let start = self.log_start;
+        let (start, end) = (self.log_start, self.log_start + self.geo.log_bb as u64);
         let mut out = vec![0u8; self.geo.log_bb as usize * 512];
-        for s in host.sectors_in(start, start + self.geo.log_bb as u64) {
-            if let Some(d) = host.get(s) {
-                let o = (s - start) as usize * 512;
-                out[o..o + 512].copy_from_slice(d);
+        for layer in [dev.stable(), &cached] {
+            for s in layer.sectors_in(start, end) {
+                if let Some(d) = layer.get(s) {
+                    let o = (s - start) as usize * 512;
+                    out[o..o + 512].copy_from_slice(d);
+                }
             }
         }
         out
