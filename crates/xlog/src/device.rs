@@ -156,6 +156,9 @@ impl Device {
     ) -> (u64, Ns) {
         debug_assert!(data.len().is_multiple_of(SECTOR) && !data.is_empty());
         // Without a volatile cache the block layer strips PREFLUSH and FUA.
+        if !self.profile.volatile_cache {
+            self.stats.flushes_elided += preflush as u64;
+        }
         let (preflush, fua) = if self.profile.volatile_cache { (preflush, fua) } else { (false, false) };
         self.stats.writes += 1;
         self.stats.write_bytes += data.len() as u64;

@@ -20,6 +20,8 @@ pub struct Counters {
     pub metadata_reads: u64,
     pub reservation_overruns: u64,
     pub checkpoints: u64,
+    /// Cache flushes issued when the last checkpoint completed: the next one's do not count.
+    pub flushes_at_checkpoint: u64,
     pub checkpoint_bytes: Histogram<u64>,
     pub checkpoint_iclogs: u64,
     pub commit_records: u64,
@@ -53,6 +55,7 @@ impl Default for Counters {
             metadata_reads: 0,
             reservation_overruns: 0,
             checkpoints: 0,
+            flushes_at_checkpoint: 0,
             checkpoint_bytes: Histogram::new_with_bounds(1, 1 << 40, 2).expect("valid histogram bounds"),
             checkpoint_iclogs: 0,
             commit_records: 0,
@@ -83,6 +86,7 @@ pub struct Metrics {
     pub checkpoint_kib_p50: f64,
     pub checkpoint_kib_max: f64,
     pub iclogs_per_checkpoint: f64,
+    /// Flushes issued up to the last completed checkpoint, per checkpoint.
     pub cache_flushes_per_checkpoint: f64,
     pub commit_records: u64,
     pub iclog_writes: u64,
@@ -92,6 +96,7 @@ pub struct Metrics {
     /// fsyncs that skipped their own data-device flush because the log force did one.
     pub fsync_flushes_skipped: u64,
     pub cache_flushes: u64,
+    /// Flushes and PREFLUSHes the block layer dropped: the device has no volatile cache.
     pub cache_flushes_elided: u64,
     pub fua_writes: u64,
     pub device_writes: u64,

@@ -157,6 +157,21 @@ pub static PRESETS: &[Preset] = &[
         fix: &[],
     },
     Preset {
+        name: "fsmark-64way-256k",
+        about: "64-way fsmark creates, 256KiB iclogs, 512MiB log on a SATA SSD, one push at a time: \
+                checkpoints grow to the hard throttle; compare flush=legacy|v5.14|upstream",
+        build: || Scenario {
+            writers: 64,
+            device: DeviceClass::SataSsd,
+            log_size: Size(512 << 20),
+            fs_size: Size(1 << 40),
+            cil_pushers: 1,
+            duration: Duration(NS_PER_SEC),
+            ..fsmark(256 << 10)
+        },
+        fix: &[],
+    },
+    Preset {
         name: "cil-throttle-32mb",
         about: "seed 003: 16-way fsmark on a 32MiB log; the CIL throttle catches every writer",
         build: || Scenario { writers: 16, log_size: Size(32 << 20), ..seed003() },

@@ -302,3 +302,48 @@ fn seed_003_a_32mib_log_throttles_many_more_commits_than_a_64mib_log() {
     assert_eq!(d32, 16, "the throttle catches all 16 writers at once");
     assert!(e32 * 2 >= e64 * 3, "32MiB: {e32} waits, 64MiB: {e64}");
 }
+
+fn flush_run(device: DeviceClass, flush: FlushPolicy, ms: u64) -> Metrics {
+    let mut s = find_preset("fsmark-64way-256k").unwrap();
+    s.duration = Duration(ms * NS_PER_MS);
+    s.device = device;
+    s.flush = flush;
+    let mut sim = Sim::new(&s).unwrap();
+    sim.run();
+    sim.metrics()
+}
+
+/// Issue #4: a large fsmark on 256KiB iclogs. Legacy flushes every iclog of a checkpoint that
+/// fills to the hard throttle; v5.14 flushes twice per checkpoint, upstream about once.
+#[test]
+fn flush_policies_cut_cache_flushes_per_checkpoint_by_two_orders_of_magnitude() {
+    let legacy = flush_run(DeviceClass::SataSsd, FlushPolicy::Legacy, 1000);
+    assert!(legacy.iclogs_per_checkpoint > 200.0, "checkpoints span {} iclogs", legacy.iclogs_per_checkpoint);
+    for policy in [FlushPolicy::V514, FlushPolicy::Upstream] {
+        let m = flush_run(DeviceClass::SataSsd, policy, 1000);
+        assert!(m.cache_flushes_per_checkpoint > 0.0);
+        let ratio = legacy.cache_flushes_per_checkpoint / m.cache_flushes_per_checkpoint;
+        eprintln!(
+            "{policy:?}: {:.2} flushes per checkpoint, legacy {:.1}",
+            m.cache_flushes_per_checkpoint, legacy.cache_flushes_per_checkpoint
+        );
+        assert!(ratio >= 100.0, "{policy:?}: {ratio:.0}x fewer flushes per checkpoint than legacy");
+    }
+}
+
+/// Without a volatile cache the block layer drops every flush: the policies perform the same.
+#[test]
+fn without_a_volatile_cache_the_flush_policies_perform_the_same() {
+    let runs: Vec<_> = [FlushPolicy::Legacy, FlushPolicy::V514, FlushPolicy::Upstream]
+        .into_iter()
+        .map(|p| flush_run(DeviceClass::EnterpriseSsd, p, 250))
+        .collect();
+    for m in &runs {
+        assert_eq!(m.cache_flushes, 0);
+        assert!(m.cache_flushes_elided > 0, "the policy's flushes were issued and elided");
+        assert_eq!(
+            (m.transactions, m.checkpoints, m.bytes_logged),
+            (runs[0].transactions, runs[0].checkpoints, runs[0].bytes_logged)
+        );
+    }
+}

@@ -235,6 +235,7 @@ impl Sim {
     /// `xlog_cil_committed`: AIL insertion at the checkpoint's start LSN, unpin.
     fn checkpoint_done(&mut self, c: u32) {
         self.counters.checkpoints += 1;
+        self.counters.flushes_at_checkpoint = self.devs.iter().map(|d| d.stats.flushes).sum();
         let ck = &mut self.history.checkpoints[c as usize];
         ck.completed = true;
         let (start, seq) = (ck.start_lsn, ck.sequence);

@@ -466,11 +466,12 @@ impl Sim {
         probe.set_keep_trace(false);
         probe.stopping = true;
         let until = probe.now + 2 * LOG_WORKER_PERIOD + 1;
-        while let Some(&Reverse((t, _, _))) = probe.queue.peek() {
-            if t > until {
-                break;
-            }
-            probe.step();
+        // Stop as soon as every task is awake: the rest of the probe cannot change the verdict.
+        while probe.writers.iter().any(|w| w.state.is_blocked()) {
+            match probe.queue.peek() {
+                Some(&Reverse((t, _, _))) if t <= until => probe.step(),
+                _ => break,
+            };
         }
         if probe.writers.iter().any(|w| w.state.is_blocked()) {
             self.hung = true;
@@ -658,7 +659,7 @@ impl Sim {
             checkpoint_kib_p50: c.checkpoint_bytes.value_at_quantile(0.5) as f64 / 1024.0,
             checkpoint_kib_max: c.checkpoint_bytes.max() as f64 / 1024.0,
             iclogs_per_checkpoint: per_ckpt(c.checkpoint_iclogs),
-            cache_flushes_per_checkpoint: per_ckpt(flushes),
+            cache_flushes_per_checkpoint: per_ckpt(c.flushes_at_checkpoint),
             commit_records: c.commit_records,
             iclog_writes: c.iclog_writes,
             log_blocks: c.log_blocks,
