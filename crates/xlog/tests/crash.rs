@@ -95,6 +95,23 @@ fn zoo_wait_future_iclog_hangs_and_the_fix_does_not() {
     assert!(sim.metrics().checkpoints > 10);
 }
 
+/// v1 of 1/5 reserved one stripe-unit roundoff per checkpoint ticket: a push made to write a
+/// part-full iclog mid-checkpoint and a part-full commit iclog overruns it. Every seed shows it.
+#[test]
+fn zoo_unit_res_1x_overruns_the_checkpoint_ticket_and_2x_does_not() {
+    for seed in 1..=4 {
+        for (fixed, name) in [(false, "1x"), (true, "2x")] {
+            let mut s = preset("unit-res-1x-overrun", fixed);
+            s.seed = seed;
+            let mut sim = Sim::new(&s).unwrap();
+            sim.run();
+            let m = sim.metrics();
+            assert!(m.checkpoints > 1000, "seed {seed} {name}: {} checkpoints", m.checkpoints);
+            assert_eq!(m.reservation_overruns > 0, !fixed, "seed {seed} {name}: {} overruns", m.reservation_overruns);
+        }
+    }
+}
+
 #[test]
 fn zoo_unordered_start_records_break_recovery_idempotence_and_ordered_does_not() {
     let bad = preset("unordered-start-records", false);
