@@ -185,8 +185,14 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
                 x /= r;
             }
         } else {
+            // Sampled: the two extremes first (nothing unflushed survives, everything lands),
+            // as those are where lost and reordered writes show most; then random states.
             for (d, &r) in digits.iter_mut().zip(&radix) {
-                *d = rng.next_u64() % r;
+                *d = match s {
+                    0 => 0,
+                    1 => r - 1,
+                    _ => rng.next_u64() % r,
+                };
             }
         }
         if prefix {

@@ -32,6 +32,8 @@ pub struct Counters {
     pub cil_throttle_wakes_skipped: u64,
     /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
     pub tail_moved_after_flush: u64,
+    /// ... of which single-iclog checkpoints: their commit iclog has FUA but no PREFLUSH.
+    pub tail_moved_fua_only: u64,
     /// Start records written before an older checkpoint's (concurrent pushes, unordered).
     pub start_records_unordered: u64,
     pub shadow_allocations: u64,
@@ -64,6 +66,7 @@ impl Default for Counters {
             cil_throttle_depth_max: 0,
             cil_throttle_wakes_skipped: 0,
             tail_moved_after_flush: 0,
+            tail_moved_fua_only: 0,
             start_records_unordered: 0,
             shadow_allocations: 0,
             events: 0,
@@ -111,6 +114,8 @@ pub struct Metrics {
     pub cil_throttle_wakes_skipped: u64,
     /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
     pub tail_moved_after_flush: u64,
+    /// ... of which single-iclog checkpoints: their commit iclog has FUA but no PREFLUSH.
+    pub tail_moved_fua_only: u64,
     /// Start records written before an older checkpoint's (concurrent pushes, unordered).
     pub start_records_unordered: u64,
     pub shadow_allocations: u64,

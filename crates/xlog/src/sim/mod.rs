@@ -679,6 +679,7 @@ impl Sim {
             cil_throttle_depth_max: c.cil_throttle_depth_max,
             cil_throttle_wakes_skipped: c.cil_throttle_wakes_skipped,
             tail_moved_after_flush: c.tail_moved_after_flush,
+            tail_moved_fua_only: c.tail_moved_fua_only,
             start_records_unordered: c.start_records_unordered,
             shadow_allocations: c.shadow_allocations,
             reservation_overruns: c.reservation_overruns,

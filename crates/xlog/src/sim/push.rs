@@ -417,6 +417,7 @@ impl Sim {
                 let moved =
                     self.scenario.flush == FlushPolicy::V514 && self.log.tail_lsn != self.pushers[ki].preflush_tail;
                 self.counters.tail_moved_after_flush += moved as u64;
+                self.counters.tail_moved_fua_only += (moved && start_lsn == commit_lsn) as u64;
                 if moved && self.scenario.tail_update == TailUpdate::Fixed {
                     // 0dc8f7f139f0: the tail moved after the up-front flush: flush again.
                     ic.flags |= XLOG_ICL_NEED_FLUSH;
