@@ -14,6 +14,7 @@ pub fn writer_comm(s: &Scenario) -> &'static str {
         WorkloadKind::BtreeChurn => "fsstress",
         WorkloadKind::DirRemove => "rm",
         WorkloadKind::RtAlloc => "rtwrite",
+        WorkloadKind::CreateRemove => "fs_mark",
     }
 }
 

@@ -64,7 +64,7 @@ switch!(
 switch!(
     /// Writer loops of SPEC.md §9.
     WorkloadKind { SyncAppend = "sync-append", FsmarkCreate = "fsmark-create", FsyncHeavy = "fsync-heavy",
-    BtreeChurn = "btree-churn", DirRemove = "dir-remove", RtAlloc = "rt-alloc" }
+    BtreeChurn = "btree-churn", DirRemove = "dir-remove", RtAlloc = "rt-alloc", CreateRemove = "create-remove" }
 );
 
 /// A byte count written as "64MiB" in files and URLs.
@@ -136,6 +136,7 @@ pub struct Scenario {
     pub tx_chunks: u32,
     /// Metadata blocks each transaction reads from the data device while it holds its
     /// reservation (btree blocks not in memory): the time a reservation stays out.
+    /// create-remove: only the removers read (the creators' directories are hot).
     pub tx_reads: u32,
     /// CIL pushes that may run at once: 1 is the serialised push work of 5.4–5.15,
     /// 4 the pipelined pushes of later kernels (the "xfs-cil" workqueue's max_active).

@@ -95,6 +95,28 @@ fn zoo_wait_future_iclog_hangs_and_the_fix_does_not() {
     assert!(sim.metrics().checkpoints > 10);
 }
 
+/// 5.9's throttle: the removers' stale buffers take the CIL back under the hard limit before
+/// the push starts, so the push wakes nobody; the throttled writers sleep with nothing left to
+/// wake them. The fixed throttle (waitqueue_active) never hangs.
+#[test]
+fn zoo_throttle_v59_hangs_and_the_fixed_throttle_never_does() {
+    let mut sim = Sim::new(&preset("throttle-v5.9-hang", false)).unwrap();
+    sim.run();
+    let m = sim.metrics();
+    assert!(sim.is_hung(), "the throttled writers were left asleep");
+    assert!(m.cil_throttle_wakes_skipped > 0 && m.cil_throttle_depth_max > 0);
+    for seed in 1..=6 {
+        let mut s = preset("throttle-v5.9-hang", true);
+        s.seed = seed;
+        let mut sim = Sim::new(&s).unwrap();
+        sim.run();
+        let m = sim.metrics();
+        assert!(!sim.is_hung(), "seed {seed}: the fixed throttle hung");
+        assert!(m.cil_throttle_waits > 0, "seed {seed}: the throttle engaged");
+        assert_eq!(m.cil_throttle_wakes_skipped, 0);
+    }
+}
+
 /// v1 of 1/5 reserved one stripe-unit roundoff per checkpoint ticket: a push made to write a
 /// part-full iclog mid-checkpoint and a part-full commit iclog overruns it. Every seed shows it.
 #[test]

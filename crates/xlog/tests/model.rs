@@ -234,7 +234,9 @@ fn value_for(key: &str, pick: usize) -> String {
         "seed" => &["0", "1", "18446744073709551615"],
         "duration" => &["1ns", "20ms", "0s", "2h", "x"],
         "writers" | "fsync_writers" => &["0", "1", "7", "5000"],
-        "workload" => &["sync-append", "fsmark-create", "fsync-heavy", "dir-remove", "rt-alloc", "nope"],
+        "workload" => {
+            &["sync-append", "fsmark-create", "fsync-heavy", "dir-remove", "rt-alloc", "create-remove", "nope"]
+        }
         "device" => &["hdd", "hdd-x4", "nvme", "nvme-x4", "sata-ssd", "enterprise-ssd", "iscsi-cloud", "raid6-old"],
         "external_log" | "fsync" => &["0", "1", "maybe"],
         "fs_size" => &["1MiB", "64MiB", "16MiB", "4TiB", "2PiB"],

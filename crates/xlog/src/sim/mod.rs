@@ -51,7 +51,7 @@ pub(crate) const LOG_WORKER_PERIOD: Ns = 30 * NS_PER_SEC;
 /// (which also allocate fresh inodes); never more than the space below an internal log holds.
 pub fn items_per_writer(s: &Scenario, log_start: u64) -> u32 {
     let want = match s.workload {
-        WorkloadKind::FsmarkCreate | WorkloadKind::DirRemove => 64,
+        WorkloadKind::FsmarkCreate | WorkloadKind::DirRemove | WorkloadKind::CreateRemove => 64,
         _ => s.tx_items * 4,
     };
     let end = if s.external_log { s.fs_size.0 / 512 } else { log_start };

@@ -69,6 +69,45 @@ impl Sim {
         }
     }
 
+    /// fsmark create: a directory block entry, a fresh inode, its cluster buffer, the AGI.
+    fn create_changes(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
+        let (n, chunks) = (self.scenario.tx_items, self.scenario.tx_chunks);
+        let wr = &self.writers[w as usize];
+        let (tx, pool_len, dir) = (wr.tx_count, wr.items.len(), wr.items[0]);
+        let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
+        out.push((dir, ItemKind::Buf { dirty: dir_chunk }));
+        let fresh = match self.alloc_item() {
+            Some(id) => id,
+            None => self.writers[w as usize].items[1 + (tx as usize % (pool_len - 1).max(1))],
+        };
+        out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
+        out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
+        for _ in 3..n {
+            let id = self.hot_item(w);
+            let dirty = self.chunk_run(chunks);
+            out.push((id, ItemKind::Buf { dirty }));
+        }
+    }
+
+    /// Entry removal: an inode's attribute fork shrinks step by step, and of every eight
+    /// directory blocks logged whole, two empty out and are marked stale in the same context
+    /// (header only). Both make CIL space used go backwards; the working set stays fixed.
+    fn remove_changes(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
+        let wr = &self.writers[w as usize];
+        let (tx, pool_len) = (wr.tx_count, wr.items.len());
+        let pool = |s: &Sim, i: usize| s.writers[w as usize].items[i];
+        let steps = 8u64;
+        let attr_fork = FORK_MAX - (tx % steps) as u32 * (FORK_MAX / steps as u32);
+        let half = (pool_len / 2).max(1);
+        let inode = pool(self, (tx / steps) as usize % half);
+        out.push((inode, ItemKind::Inode { data_fork: 64, attr_fork }));
+        let (cycle, step) = (tx / 8, tx % 8);
+        let (slot, dirty) = if step < 6 { (cycle * 6 + step, u32::MAX) } else { (cycle * 6 + step - 6, 0) };
+        let block = pool(self, (half + slot as usize % half).min(pool_len - 1));
+        out.push((block, ItemKind::Buf { dirty }));
+        out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
+    }
+
     /// The items writer `w`'s next transaction changes, with their new contents.
     pub(crate) fn workload_changes(&mut self, w: TaskId) -> Vec<(u32, ItemKind)> {
         let n = self.scenario.tx_items;
@@ -98,22 +137,9 @@ impl Sim {
                     out.push((id, ItemKind::Buf { dirty }));
                 }
             }
-            WorkloadKind::FsmarkCreate => {
-                // Directory block entry, a fresh inode, its cluster buffer, the AGI.
-                let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
-                out.push((pool(self, 0), ItemKind::Buf { dirty: dir_chunk }));
-                let fresh = match self.alloc_item() {
-                    Some(id) => id,
-                    None => pool(self, 1 + (tx as usize % (pool_len - 1).max(1))),
-                };
-                out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
-                out.push((ag_header, ItemKind::Buf { dirty: 1 }));
-                for _ in 3..n {
-                    let id = self.hot_item(w);
-                    let dirty = self.chunk_run(chunks);
-                    out.push((id, ItemKind::Buf { dirty }));
-                }
-            }
+            WorkloadKind::FsmarkCreate => self.create_changes(w, &mut out),
+            // Half the writers create files, half remove entries (a fixed working set).
+            WorkloadKind::CreateRemove if w.is_multiple_of(2) => self.create_changes(w, &mut out),
             WorkloadKind::BtreeChurn => {
                 // A btree block whose dirty range grows one chunk per transaction, then the
                 // next block; plus the AGF.
@@ -135,21 +161,7 @@ impl Sim {
                     out.push((id, ItemKind::Buf { dirty }));
                 }
             }
-            WorkloadKind::DirRemove => {
-                // Entry removal: an inode's attribute fork shrinks step by step, and of every
-                // eight directory blocks logged whole, two empty out and are marked stale in
-                // the same context (header only). Both make CIL space used go backwards.
-                let steps = 8u64;
-                let attr_fork = FORK_MAX - (tx % steps) as u32 * (FORK_MAX / steps as u32);
-                let half = (pool_len / 2).max(1);
-                let inode = pool(self, (tx / steps) as usize % half);
-                out.push((inode, ItemKind::Inode { data_fork: 64, attr_fork }));
-                let (cycle, step) = (tx / 8, tx % 8);
-                let (slot, dirty) = if step < 6 { (cycle * 6 + step, u32::MAX) } else { (cycle * 6 + step - 6, 0) };
-                let block = pool(self, (half + slot as usize % half).min(pool_len - 1));
-                out.push((block, ItemKind::Buf { dirty }));
-                out.push((ag_header, ItemKind::Buf { dirty: 1 }));
-            }
+            WorkloadKind::DirRemove | WorkloadKind::CreateRemove => self.remove_changes(w, &mut out),
         }
         // One change per item: the last one wins within a transaction.
         let mut seen = std::collections::BTreeSet::new();
