@@ -151,6 +151,8 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
             "examples": examples,
             "torn_heads": report.torn_heads,
             "transactions_replayed": report.transactions_replayed,
+            "cancel_records": report.cancel_records,
+            "buffers_cancelled": report.buffers_cancelled,
             "hung": m.hung,
             "reservation_overruns": m.reservation_overruns,
             "url": base,
@@ -163,6 +165,8 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
             report.crash_states, states_per_sec, report.duplicates
         );
         println!("torn heads trimmed   {}", report.torn_heads);
+        println!("replayed transactions {}", report.transactions_replayed);
+        println!("cancel records       {} ({} buffers not replayed)", report.cancel_records, report.buffers_cancelled);
         println!("hung                 {}", m.hung);
         println!("reservation overruns {}", m.reservation_overruns);
         if report.violations.is_empty() {

@@ -31,6 +31,11 @@ impl ItemKind {
     pub fn is_inode(&self) -> bool {
         matches!(self, ItemKind::Inode { .. })
     }
+
+    /// A buffer marked stale (freed): it logs only its format structure, with a cancel flag.
+    pub fn is_stale(&self) -> bool {
+        matches!(self, ItemKind::Buf { dirty: 0 })
+    }
 }
 
 /// Regions and bytes `iop_format` produces for an item.

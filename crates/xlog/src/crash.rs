@@ -41,6 +41,9 @@ pub struct CrashReport {
     pub examples: Vec<CrashExample>,
     pub torn_heads: u64,
     pub transactions_replayed: u64,
+    /// Cancel records recovery met (stale buffers), and buffer items it skipped for them.
+    pub cancel_records: u64,
+    pub buffers_cancelled: u64,
 }
 
 impl CrashReport {
@@ -272,6 +275,8 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
             Ok(r) => {
                 report.torn_heads += r.torn_head_trimmed as u64;
                 report.transactions_replayed += r.transactions_replayed as u64;
+                report.cancel_records += r.cancel_records as u64;
+                report.buffers_cancelled += r.buffers_cancelled as u64;
                 format!(
                     "head {} tail {} records {} replayed {}; {}",
                     r.head_blk, r.tail_blk, r.records, r.transactions_replayed, r.why

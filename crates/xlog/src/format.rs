@@ -23,6 +23,8 @@ pub const XFS_TRANS_HEADER_MAGIC: u32 = 0x5452_414e;
 pub const XFS_TRANS_CHECKPOINT: u32 = 40;
 pub const XFS_LI_BUF: u16 = 0x123c;
 pub const XFS_LI_INODE: u16 = 0x123b;
+/// `blf_flags`: the buffer is being freed; recovery must not replay it (pass 1 counts these).
+pub const XFS_BLF_CANCEL: u16 = 1 << 1;
 /// `XFS_BLF_CHUNK`: buffers are logged in 128-byte chunks.
 pub const XFS_BLF_CHUNK: u32 = 128;
 /// `offsetof(struct xfs_buf_log_format, blf_data_map)`
@@ -106,11 +108,13 @@ pub fn trans_header(tid: u32, num_items: u32) -> [u8; 16] {
 
 /// `struct xfs_buf_log_format` for a buffer of `len_bb` basic blocks at `blkno`,
 /// with `nregions` regions in all (this one included) and the dirty chunk bitmap.
+/// An empty bitmap is a stale buffer: `xfs_buf_item_format` logs it with `XFS_BLF_CANCEL`.
 pub fn buf_log_format(blkno: u64, len_bb: u16, nregions: u16, map: &[u32]) -> Vec<u8> {
     let mut b = vec![0u8; BLF_HDR as usize + 4 * map.len()];
     b[0..2].copy_from_slice(&XFS_LI_BUF.to_le_bytes());
     b[2..4].copy_from_slice(&nregions.to_le_bytes());
-    b[4..6].copy_from_slice(&0u16.to_le_bytes());
+    let flags = if map.iter().all(|&w| w == 0) { XFS_BLF_CANCEL } else { 0 };
+    b[4..6].copy_from_slice(&flags.to_le_bytes());
     b[6..8].copy_from_slice(&len_bb.to_le_bytes());
     b[8..16].copy_from_slice(&blkno.to_le_bytes());
     b[16..20].copy_from_slice(&(map.len() as u32).to_le_bytes());

@@ -40,25 +40,37 @@ pub struct Oracle<'h> {
     touches: BTreeMap<u32, Vec<(u32, u64)>>,
     /// The log head at the crash: in-place metadata must not carry a later LSN.
     head_at_crash: Lsn,
-    /// item -> (version, commit LSN) of its latest completed checkpoint.
+    /// item -> (version, commit LSN) of its latest completed checkpoint, unless that freed it.
     last_completed: BTreeMap<u32, (u64, Lsn)>,
+    /// item -> indexes into its `touches` that logged it stale: its block is free from that
+    /// checkpoint until the next touch, so any content is right there.
+    freed: BTreeMap<u32, Vec<usize>>,
 }
 
 impl<'h> Oracle<'h> {
     pub fn new(history: &'h History, head_at_crash: Lsn) -> Oracle<'h> {
         let mut touches: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
+        let mut freed: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for (c, ck) in history.checkpoints.iter().enumerate() {
             for &(item, v) in &ck.items {
-                touches.entry(item).or_default().push((c as u32, v));
+                let t = touches.entry(item).or_default();
+                if ck.freed.contains(&item) {
+                    freed.entry(item).or_default().push(t.len());
+                }
+                t.push((c as u32, v));
             }
         }
         let mut last_completed = BTreeMap::new();
         for ck in history.checkpoints.iter().filter(|ck| ck.completed) {
             for &(item, v) in &ck.items {
-                last_completed.insert(item, (v, ck.commit_lsn));
+                if ck.freed.contains(&item) {
+                    last_completed.remove(&item);
+                } else {
+                    last_completed.insert(item, (v, ck.commit_lsn));
+                }
             }
         }
-        Oracle { history, touches, head_at_crash, last_completed }
+        Oracle { history, touches, head_at_crash, last_completed, freed }
     }
 
     fn checkpoint_of(&self, item: u32, version: u64) -> Option<u32> {
@@ -170,18 +182,32 @@ impl<'h> Oracle<'h> {
             }
         }
         // prefix and durability: the recovered map is the state after checkpoints 0..k.
-        let (mut lo, mut hi) = (0u32, self.history.checkpoints.len() as u32);
+        let n_ckpt = self.history.checkpoints.len() as u32;
+        let (mut lo, mut hi) = (0u32, n_ckpt);
         let (mut lo_item, mut hi_item) = ((0u32, 0u64), (0u32, 0u64));
+        // Items with a freed block later than their recovered version are also right in
+        // the windows where the block was free: (item, [first, last] checkpoint counts).
+        let mut either: Vec<Vec<(u32, u32)>> = Vec::new();
         for (&item, t) in &self.touches {
             let v = rep.items.get(&item).copied().unwrap_or(0);
-            let (a, b) = if v == 0 {
-                (0, t[0].0)
-            } else {
-                match t.iter().position(|&(_, tv)| tv == v) {
-                    Some(p) => (t[p].0 + 1, t.get(p + 1).map_or(u32::MAX, |n| n.0)),
-                    None => (1, 0),
-                }
+            let p = if v == 0 { Some(None) } else { t.iter().position(|&(_, tv)| tv == v).map(Some) };
+            let (a, b) = match p {
+                Some(None) => (0, t[0].0),
+                Some(Some(p)) => (t[p].0 + 1, t.get(p + 1).map_or(u32::MAX, |n| n.0)),
+                None => (1, 0),
             };
+            let windows: Vec<(u32, u32)> = match (p, self.freed.get(&item)) {
+                (Some(p), Some(f)) => f
+                    .iter()
+                    .filter(|&&q| p.is_none_or(|p| q > p))
+                    .map(|&q| (t[q].0 + 1, t.get(q + 1).map_or(u32::MAX, |n| n.0)))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if !windows.is_empty() {
+                either.push(std::iter::once((a, b)).chain(windows).collect());
+                continue;
+            }
             if a > lo {
                 lo = a;
                 lo_item = (item, v);
@@ -189,6 +215,35 @@ impl<'h> Oracle<'h> {
             if b < hi {
                 hi = b;
                 hi_item = (item, v);
+            }
+        }
+        if !either.is_empty() && lo <= hi {
+            // The feasible prefixes: inside [lo, hi] and inside one interval of each such item.
+            let hi_c = hi.min(n_ckpt);
+            let mut count = vec![0i32; (hi_c - lo + 2) as usize];
+            for ivs in &either {
+                for &(a, b) in ivs {
+                    let (a, b) = (a.max(lo), b.min(hi_c));
+                    if a <= b {
+                        count[(a - lo) as usize] += 1;
+                        count[(b - lo + 1) as usize] -= 1;
+                    }
+                }
+            }
+            let mut run = 0;
+            let mut last_ok = None;
+            for (k, d) in count.iter().enumerate().take((hi_c - lo + 1) as usize) {
+                run += d;
+                if run == either.len() as i32 {
+                    last_ok = Some(lo + k as u32);
+                }
+            }
+            match last_ok {
+                Some(k) => hi = k,
+                None => {
+                    *why += "prefix: no prefix fits the items whose blocks were freed; ";
+                    (hi, lo) = (lo, lo + 1);
+                }
             }
         }
         let data_lost = self

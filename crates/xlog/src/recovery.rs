@@ -3,7 +3,7 @@
 
 use crate::device::{SectorMap, SECTOR};
 use crate::format::{
-    self, rh, OpHeader, BLF_HDR, XFS_LI_BUF, XFS_LI_INODE, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS,
+    self, rh, OpHeader, BLF_HDR, XFS_BLF_CANCEL, XFS_LI_BUF, XFS_LI_INODE, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS,
     XLOG_CYCLE_DATA_WORDS, XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
 };
 use crate::sim::{META_BB, META_START_SECTOR};
@@ -122,6 +122,10 @@ pub struct RecoveryReport {
     /// Transactions whose start was found but whose commit record was not.
     pub transactions_uncommitted: u32,
     pub regions_skipped_by_lsn: u32,
+    /// Cancel records met (stale buffers: format structure with `XFS_BLF_CANCEL`).
+    pub cancel_records: u32,
+    /// Buffer items not replayed because a later cancel record covers their block.
+    pub buffers_cancelled: u32,
     /// Final item versions: in-place metadata with the log replayed over it.
     pub items: BTreeMap<u32, u64>,
     /// Metadata writes recovery makes (sector -> item, version, LSN), for running it again.
@@ -342,6 +346,8 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
         transactions_replayed: 0,
         transactions_uncommitted: 0,
         regions_skipped_by_lsn: 0,
+        cancel_records: 0,
+        buffers_cancelled: 0,
         items: BTreeMap::new(),
         writes: BTreeMap::new(),
         records_found: Vec::new(),
@@ -449,8 +455,9 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
         rep.items = meta.into_iter().map(|(k, (v, _))| (k, v)).collect();
         return Ok(rep);
     }
-    // Pass 2: rebuild transactions by tid and replay the committed ones.
+    // Rebuild transactions by tid; the committed ones go through passes 1 and 2 in log order.
     let mut open: BTreeMap<u32, Trans> = BTreeMap::new();
+    let mut committed: Vec<Trans> = Vec::new();
     for r in &records {
         let mut off = 0usize;
         for _ in 0..r.num_logops {
@@ -478,9 +485,7 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
                 continue;
             };
             if oh.flags & XLOG_COMMIT_TRANS != 0 {
-                let t = open.remove(&oh.tid).expect("present");
-                replay(&t, &mut meta, &mut rep)?;
-                rep.transactions_replayed += 1;
+                committed.push(open.remove(&oh.tid).expect("present"));
                 continue;
             }
             if oh.flags & XLOG_WAS_CONT_TRANS != 0 {
@@ -491,35 +496,94 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
         }
     }
     rep.transactions_uncommitted = open.len() as u32;
+    // Pass 1 (xlog_recover_buf_commit_pass1): count the cancel records of each buffer.
+    let mut cancelled: BTreeMap<u64, u32> = BTreeMap::new();
+    for t in &committed {
+        for it in log_items(t)? {
+            if it.cancel {
+                *cancelled.entry(it.blkno).or_default() += 1;
+            }
+        }
+    }
+    // Pass 2: replay.
+    for t in &committed {
+        replay(t, &mut cancelled, &mut meta, &mut rep)?;
+        rep.transactions_replayed += 1;
+    }
     rep.items = meta.into_iter().map(|(k, (v, _))| (k, v)).collect();
     Ok(rep)
 }
 
-/// Replays one committed transaction: buffer items whose on-disk LSN is older.
-fn replay(t: &Trans, meta: &mut BTreeMap<u32, (u64, Lsn)>, rep: &mut RecoveryReport) -> Result<(), String> {
+/// One log item of a committed transaction, parsed from its format structure.
+struct LogItem {
+    is_inode: bool,
+    blkno: u64,
+    /// A stale buffer's `XFS_BLF_CANCEL` record: format structure only.
+    cancel: bool,
+    /// (item id, version) from the first data region.
+    payload: Option<(u32, u64)>,
+}
+
+/// The transaction's log items: its header checked, each format structure and its regions.
+fn log_items(t: &Trans) -> Result<Vec<LogItem>, String> {
     let mut regions = t.regions.iter();
     let th = regions.next().ok_or("transaction without a header")?;
     if th.len() < 16 || format::le32(th, 0) != XFS_TRANS_HEADER_MAGIC {
         return Err("transaction header magic is wrong".into());
     }
+    let mut out = Vec::new();
     while let Some(f) = regions.next() {
         if f.len() < BLF_HDR as usize {
             return Err("log item format too short".into());
         }
-        let (is_inode, blkno) = match format::le16(f, 0) {
-            XFS_LI_BUF => (false, format::le64(f, 8)),
-            XFS_LI_INODE if f.len() >= 56 => (true, format::le64(f, 40)),
+        let (is_inode, blkno, cancel) = match format::le16(f, 0) {
+            XFS_LI_BUF => (false, format::le64(f, 8), format::le16(f, 4) & XFS_BLF_CANCEL != 0),
+            XFS_LI_INODE if f.len() >= 56 => (true, format::le64(f, 40), false),
             t => return Err(format!("unknown log item type {t:#x}")),
         };
         let nregions = format::le16(f, 2) as usize;
-        let mut version = None;
+        let mut payload = None;
         for _ in 1..nregions {
             let d = regions.next().ok_or("log item is missing regions")?;
-            if version.is_none() {
-                version = format::payload_id(d);
+            if payload.is_none() {
+                payload = format::payload_id(d);
             }
         }
-        let (id, v) = version.ok_or("log item without data")?;
+        if payload.is_none() && !cancel {
+            return Err("log item without data".into());
+        }
+        out.push(LogItem { is_inode, blkno, cancel, payload });
+    }
+    Ok(out)
+}
+
+/// Pass 2 of one committed transaction: buffers and inodes whose on-disk LSN is older,
+/// unless a later cancel record covers their block (xlog_is_buffer_cancelled).
+fn replay(
+    t: &Trans,
+    cancelled: &mut BTreeMap<u64, u32>,
+    meta: &mut BTreeMap<u32, (u64, Lsn)>,
+    rep: &mut RecoveryReport,
+) -> Result<(), String> {
+    for it in log_items(t)? {
+        let blkno = it.blkno;
+        if it.cancel {
+            // xlog_put_buffer_cancelled: buffers after the last cancel record replay again.
+            if let Some(n) = cancelled.get_mut(&blkno) {
+                *n -= 1;
+                if *n == 0 {
+                    cancelled.remove(&blkno);
+                }
+            }
+            rep.cancel_records += 1;
+            continue;
+        }
+        if cancelled.contains_key(&blkno) {
+            rep.buffers_cancelled += 1;
+            continue;
+        }
+        let is_inode = it.is_inode;
+        let (id, v) = it.payload.ok_or("log item without data")?;
         if blkno != META_START_SECTOR + id as u64 * META_BB {
             return Err(format!("item at daddr {blkno} carries item {id}"));
         }

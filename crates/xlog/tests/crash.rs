@@ -185,3 +185,23 @@ fn checkpoints_sharing_a_start_lsn_all_replay() {
     assert!(r.crash_states > 300);
     assert_eq!(r.violations, Default::default(), "{:?}", r.examples);
 }
+
+/// Removals log emptied directory blocks stale: a cancel record (format structure only).
+/// Recovery must honour it (pass 1 counts cancels, pass 2 skips the buffers before the last
+/// one) and the oracle must accept any content in a freed block; the stale buffer leaves
+/// the AIL at its last unpin without being written back.
+#[test]
+fn stale_buffers_log_cancel_records_that_recovery_honours() {
+    let mut s = find_preset("dir-remove").unwrap();
+    s.duration = Duration(300 * NS_PER_MS);
+    s.log_size = Size(4 << 20);
+    let mut sim = Sim::new(&s).unwrap();
+    sim.run();
+    let freed: usize = sim.history().checkpoints.iter().map(|c| c.freed.len()).sum();
+    assert!(freed > 0, "the workload frees blocks");
+    let r = explore(&s, 40, 64);
+    assert!(r.crash_states > 1000, "explored {} states", r.crash_states);
+    assert_eq!(r.violations, Default::default(), "examples: {:?}", r.examples);
+    assert!(r.cancel_records > 0, "recovery met cancel records");
+    assert!(r.buffers_cancelled > 0, "and skipped the buffers logged before them");
+}

@@ -243,13 +243,28 @@ impl Sim {
         let ctx = self.cil.committing.remove(pos);
         self.emit(TASK_IOEND, TraceKind::CheckpointDone { ckpt: c, start });
         self.devs[0].note(crate::device::DevIo::Mark(format!("checkpoint-{c}")));
+        let mut freed = false;
         for &id in ctx.items.keys() {
             let old = self.ail.lsn(id).unwrap_or(Lsn::ZERO);
             if matches!(self.ail.update(id, start), AilUpdate::Insert | AilUpdate::Move { .. }) {
                 let inode = self.items[id as usize].kind.is_inode();
                 self.emit(TASK_IOEND, TraceKind::AilInsert { item: id, inode, old, new: start });
             }
-            self.items[id as usize].pinned -= 1;
+            let item = &mut self.items[id as usize];
+            item.pinned -= 1;
+            // xfs_buf_item_unpin: a stale buffer's last unpin takes it out of the AIL
+            // without writeback (the block is free; its cancel record keeps recovery off it).
+            if item.pinned == 0 && item.kind.is_stale() {
+                if let Some(lsn) = self.ail.lsn(id) {
+                    self.ail.delete(id);
+                    self.emit(TASK_IOEND, TraceKind::AilDelete { item: id, inode: false, lsn });
+                    freed = true;
+                }
+            }
+        }
+        if freed {
+            self.assign_tail(TASK_IOEND);
+            self.xfs_log_space_wake();
         }
     }
 

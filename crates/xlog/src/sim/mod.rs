@@ -130,6 +130,8 @@ pub struct Item {
 pub struct CheckpointRecord {
     pub sequence: u64,
     pub items: Vec<(u32, u64)>,
+    /// Items logged as stale buffers (a cancel record): their blocks are free after it.
+    pub freed: Vec<u32>,
     pub start_lsn: Lsn,
     pub commit_lsn: Lsn,
     pub completed: bool,

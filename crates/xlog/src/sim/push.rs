@@ -355,9 +355,11 @@ impl Sim {
         ctx.ckpt = Some(id);
         let start_lsn = ctx.start_lsn;
         let items = ctx.items.iter().map(|(&item, lv)| (item, lv.version)).collect();
+        let freed = ctx.items.iter().filter(|(_, lv)| lv.kind.is_stale()).map(|(&item, _)| item).collect();
         self.history.checkpoints.push(CheckpointRecord {
             sequence: seq,
             items,
+            freed,
             start_lsn,
             commit_lsn: lsn,
             completed: false,
