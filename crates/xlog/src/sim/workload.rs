@@ -76,11 +76,17 @@ impl Sim {
         let (tx, pool_len, dir) = (wr.tx_count, wr.items.len(), wr.items[0]);
         let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
         out.push((dir, ItemKind::Buf { dirty: dir_chunk }));
+        // Once the area is full, relog an inode from the part of the pool `hot_item` never
+        // logs as a buffer: one block is never both an inode and a buffer.
+        let hot = (n as usize * 4).min(pool_len).max(1);
         let fresh = match self.alloc_item() {
-            Some(id) => id,
-            None => self.writers[w as usize].items[1 + (tx as usize % (pool_len - 1).max(1))],
+            Some(id) => Some(id),
+            None if pool_len > hot => Some(self.writers[w as usize].items[hot + tx as usize % (pool_len - hot)]),
+            None => None,
         };
-        out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
+        if let Some(fresh) = fresh {
+            out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
+        }
         out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
         for _ in 3..n {
             let id = self.hot_item(w);
