@@ -34,6 +34,11 @@ pub struct Counters {
     pub tail_moved_after_flush: u64,
     /// ... of which single-iclog checkpoints: their commit iclog has FUA but no PREFLUSH.
     pub tail_moved_fua_only: u64,
+    /// Log records written without PREFLUSH whose `h_tail_lsn` is past the tail at the data
+    /// device's latest flush: the tail moved for metadata still in the volatile cache.
+    pub records_tail_uncovered: u64,
+    /// ... of which carry a commit record: a crash can keep it and lose that metadata.
+    pub commit_iclogs_tail_uncovered: u64,
     /// Start records written before an older checkpoint's (concurrent pushes, unordered).
     pub start_records_unordered: u64,
     pub shadow_allocations: u64,
@@ -67,6 +72,8 @@ impl Default for Counters {
             cil_throttle_wakes_skipped: 0,
             tail_moved_after_flush: 0,
             tail_moved_fua_only: 0,
+            records_tail_uncovered: 0,
+            commit_iclogs_tail_uncovered: 0,
             start_records_unordered: 0,
             shadow_allocations: 0,
             events: 0,
@@ -116,6 +123,11 @@ pub struct Metrics {
     pub tail_moved_after_flush: u64,
     /// ... of which single-iclog checkpoints: their commit iclog has FUA but no PREFLUSH.
     pub tail_moved_fua_only: u64,
+    /// Log records written without PREFLUSH whose `h_tail_lsn` is past the tail at the data
+    /// device's latest flush: the tail moved for metadata still in the volatile cache.
+    pub records_tail_uncovered: u64,
+    /// ... of which carry a commit record: a crash can keep it and lose that metadata.
+    pub commit_iclogs_tail_uncovered: u64,
     /// Start records written before an older checkpoint's (concurrent pushes, unordered).
     pub start_records_unordered: u64,
     pub shadow_allocations: u64,

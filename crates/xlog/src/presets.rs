@@ -280,7 +280,25 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         name: "tail-update-unflushed",
         about: "bug: 5.14-rc1 moved the tail after the up-front flush without covering it (fixed in rc4)",
-        build: || Scenario { flush: FlushPolicy::V514, tail_update: TailUpdate::Unflushed, ..busy_base() },
+        // The exposure is a single-iclog checkpoint (FUA, no PREFLUSH) whose commit iclog is
+        // stamped after metadata completions moved the tail past the push's flush: 256 KiB
+        // iclogs hold whole checkpoints pushed by xfsaild's forces on a 2 MiB log under
+        // constant tail pushing (metric commit_iclogs_tail_uncovered).
+        build: || Scenario {
+            flush: FlushPolicy::V514,
+            tail_update: TailUpdate::Unflushed,
+            device: DeviceClass::SataSsd,
+            writers: 128,
+            iclog_count: 2,
+            iclog_size: Size(256 << 10),
+            log_size: Size(2 << 20),
+            fs_size: Size(64 << 20),
+            duration: Duration(500 * NS_PER_MS),
+            // Under `subset` a lone body iclog can outlive the cached metadata its tail
+            // passed, in the fixed code too (see unit-res-1x-overrun).
+            crash_model: CrashModel::Prefix,
+            ..busy_base()
+        },
         fix: &[("tail_update", "fixed")],
     },
     Preset {

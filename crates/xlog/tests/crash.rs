@@ -84,6 +84,40 @@ fn zoo_force_without_flush_acks_fsyncs_whose_data_is_in_cache_and_the_fix_does_n
     assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
 }
 
+/// 5.14-rc1 stamped the commit iclog's tail after metadata completions had moved it past
+/// the push's up-front flush; the commit iclog went out FUA without PREFLUSH. Crashing just
+/// after such an iclog loses the metadata the tail passed; 0dc8f7f139f0 flushes again.
+#[test]
+fn zoo_tail_update_unflushed_loses_metadata_behind_the_tail_and_the_fix_does_not() {
+    let s = preset("tail-update-unflushed", false);
+    let mut sim = Sim::new(&s).unwrap();
+    sim.set_keep_trace(false);
+    let (mut seen, mut until) = (0, 0);
+    let mut bad = CrashReport::default();
+    while sim.step().is_some() {
+        let m = sim.metrics().commit_iclogs_tail_uncovered;
+        if m > seen {
+            (seen, until) = (m, sim.events() + 200);
+        }
+        if sim.events() < until && sim.events().is_multiple_of(4) {
+            explore_crash_states(&sim, 4, s.seed, &mut bad);
+            if bad.violations.contains_key("tail") {
+                break;
+            }
+        }
+    }
+    assert!(seen > 0, "some commit iclogs carry a tail no flush covers");
+    assert!(bad.violations.get("tail").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
+    let fixed = preset("tail-update-unflushed", true);
+    let mut sim = Sim::new(&fixed).unwrap();
+    sim.run();
+    assert_eq!(sim.metrics().commit_iclogs_tail_uncovered, 0);
+    assert!(sim.metrics().tail_moved_after_flush > 0, "the fix had work to do");
+    let good = explore(&fixed, 120, 16);
+    assert!(good.crash_states >= 1_000, "explored {} states", good.crash_states);
+    assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
+}
+
 #[test]
 fn zoo_wait_future_iclog_hangs_and_the_fix_does_not() {
     let mut sim = Sim::new(&preset("wait-future-iclog", false)).unwrap();

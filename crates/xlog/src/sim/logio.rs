@@ -113,6 +113,7 @@ impl Sim {
     /// Issues a cache flush on the data device; its completion is routed by `tag`.
     pub(crate) fn submit_data_flush(&mut self, task: u32, tag: u64) {
         let dd = self.data_dev;
+        self.tail_at_data_flush = self.log.tail_lsn;
         let (id, done) = self.devs[dd].submit_flush(self.now, tag);
         let kind = TraceKind::DevSubmit {
             dev: dd as u8,
@@ -141,6 +142,13 @@ impl Sim {
             None => parts.push((base + rec.bno as u64, rec.bytes)),
         }
         self.log.iclogs[i].io_pending = parts.len() as u32;
+        let ic = &self.log.iclogs[i];
+        if preflush && self.data_dev == 0 {
+            self.tail_at_data_flush = self.log.tail_lsn;
+        } else if ic.tail_lsn > self.tail_at_data_flush {
+            self.counters.records_tail_uncovered += 1;
+            self.counters.commit_iclogs_tail_uncovered += !ic.callbacks.is_empty() as u64;
+        }
         self.trace_iclog(TASK_IOEND, IclogEvent::Write, i);
         for (sector, data) in parts {
             let bytes = data.len() as u32;

@@ -222,6 +222,8 @@ pub struct Sim {
     pub(crate) stopping: bool,
     pub(crate) hung: bool,
     pub(crate) live_overwrites: u64,
+    /// The tail when the data device last got a flush (explicit, or PREFLUSH on an internal log).
+    pub(crate) tail_at_data_flush: Lsn,
     pub(crate) ckpt_unstable_at_completion: u64,
     /// fsyncs that returned while their data block or checkpoint was not on stable media.
     pub(crate) acked_unstable: u64,
@@ -313,6 +315,7 @@ impl Sim {
             stopping: false,
             hung: false,
             live_overwrites: 0,
+            tail_at_data_flush: Lsn::new(1, 0),
             ckpt_unstable_at_completion: 0,
             acked_unstable: 0,
             rt: None,
@@ -682,6 +685,8 @@ impl Sim {
             cil_throttle_wakes_skipped: c.cil_throttle_wakes_skipped,
             tail_moved_after_flush: c.tail_moved_after_flush,
             tail_moved_fua_only: c.tail_moved_fua_only,
+            records_tail_uncovered: c.records_tail_uncovered,
+            commit_iclogs_tail_uncovered: c.commit_iclogs_tail_uncovered,
             start_records_unordered: c.start_records_unordered,
             shadow_allocations: c.shadow_allocations,
             reservation_overruns: c.reservation_overruns,
