@@ -39,6 +39,9 @@ pub struct Counters {
     pub records_tail_uncovered: u64,
     /// ... of which carry a commit record: a crash can keep it and lose that metadata.
     pub commit_iclogs_tail_uncovered: u64,
+    /// Brian's race (Jan 2021): log writes without PREFLUSH that overwrite log blocks whose
+    /// metadata no *completed* flush has made stable (a flush still in flight orders nothing).
+    pub log_overwrites_unflushed: u64,
     /// Start records written before an older checkpoint's (concurrent pushes, unordered).
     pub start_records_unordered: u64,
     pub shadow_allocations: u64,
@@ -74,6 +77,7 @@ impl Default for Counters {
             tail_moved_fua_only: 0,
             records_tail_uncovered: 0,
             commit_iclogs_tail_uncovered: 0,
+            log_overwrites_unflushed: 0,
             start_records_unordered: 0,
             shadow_allocations: 0,
             events: 0,
@@ -128,6 +132,9 @@ pub struct Metrics {
     pub records_tail_uncovered: u64,
     /// ... of which carry a commit record: a crash can keep it and lose that metadata.
     pub commit_iclogs_tail_uncovered: u64,
+    /// Brian's race (Jan 2021): log writes without PREFLUSH that overwrite log blocks whose
+    /// metadata no *completed* flush has made stable (a flush still in flight orders nothing).
+    pub log_overwrites_unflushed: u64,
     /// Start records written before an older checkpoint's (concurrent pushes, unordered).
     pub start_records_unordered: u64,
     pub shadow_allocations: u64,

@@ -61,6 +61,41 @@ fn preset(name: &str, fixed: bool) -> Scenario {
     }
 }
 
+/// Brian's race (v1 3/5): only the first iclog of a write has PREFLUSH, and nothing orders the
+/// later iclogs behind its flush; one can reach the media first over log blocks whose metadata
+/// is still in the volatile cache. 5.14's answer, a data-device flush waited for before the
+/// first iclog, leaves nothing for a later iclog to overtake.
+#[test]
+fn zoo_series_v1_flush_race_overwrites_log_blocks_before_their_metadata_is_stable() {
+    let s = preset("series-v1-flush-race", false);
+    let mut sim = Sim::new(&s).unwrap();
+    sim.set_keep_trace(false);
+    let (mut seen, mut at) = (0, 0);
+    let mut bad = CrashReport::default();
+    // Crash just after each racing write is submitted, while the PREFLUSH before it is in flight.
+    while sim.step().is_some() {
+        let m = sim.metrics().log_overwrites_unflushed;
+        if m > seen {
+            (seen, at) = (m, sim.events());
+        }
+        let since = sim.events() - at;
+        if seen > 0 && since < 32 && since % 4 == 1 {
+            explore_crash_states(&sim, 32, s.seed, &mut bad);
+        }
+    }
+    eprintln!("bug: {} overwrites, {} states, {:?} {:?}", seen, bad.crash_states, bad.violations, bad.examples);
+    assert!(seen > 0, "later iclogs overtook the first one's PREFLUSH");
+    assert!(bad.violations.get("prefix").copied().unwrap_or(0) > 0, "metadata lost: {:?}", bad.violations);
+    let fixed = preset("series-v1-flush-race", true);
+    let mut sim = Sim::new(&fixed).unwrap();
+    sim.run();
+    assert_eq!(sim.metrics().log_overwrites_unflushed, 0);
+    let good = explore(&fixed, 60, 16);
+    eprintln!("good: {} states {:?}", good.crash_states, good.violations);
+    assert!(good.crash_states >= 900, "explored {} states", good.crash_states);
+    assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
+}
+
 #[test]
 fn zoo_series_v1_external_log_loses_acknowledged_fsyncs_and_upstream_does_not() {
     let bad = explore(&preset("series-v1-external-log", false), 40, 32);

@@ -115,6 +115,7 @@ impl Sim {
         let dd = self.data_dev;
         self.tail_at_data_flush = self.log.tail_lsn;
         let (id, done) = self.devs[dd].submit_flush(self.now, tag);
+        self.flush_tails.insert(id, self.log.tail_lsn);
         let kind = TraceKind::DevSubmit {
             dev: dd as u8,
             id,
@@ -149,10 +150,23 @@ impl Sim {
             self.counters.records_tail_uncovered += 1;
             self.counters.commit_iclogs_tail_uncovered += !ic.callbacks.is_empty() as u64;
         }
+        // Brian's race: without its own PREFLUSH a log write may reach media before any flush
+        // still in flight, so the blocks it overwrites must be behind a completed flush's tail.
+        if !preflush && self.devs[self.data_dev].profile.volatile_cache {
+            let log_bb = self.geo.log_bb as u64;
+            let lin = |l: Lsn| l.cycle() as u64 * log_bb + l.block() as u64;
+            let blocks: u64 = parts.iter().map(|p| p.1.len() as u64 / 512).sum();
+            if lin(self.log.iclogs[i].lsn) + blocks > lin(self.tail_flushed) + log_bb {
+                self.counters.log_overwrites_unflushed += 1;
+            }
+        }
         self.trace_iclog(TASK_IOEND, IclogEvent::Write, i);
         for (sector, data) in parts {
             let bytes = data.len() as u32;
             let (id, done) = self.devs[0].submit_write(self.now, sector, data, preflush, fua, tag);
+            if preflush && self.data_dev == 0 {
+                self.flush_tails.insert(id, self.log.tail_lsn);
+            }
             self.emit(
                 TASK_IOEND,
                 TraceKind::DevSubmit { dev: 0, id, sector, bytes, preflush, fua, flush: false, read: false },
@@ -163,6 +177,11 @@ impl Sim {
 
     pub(crate) fn io_done(&mut self, dev: usize, id: u64) {
         let req = self.devs[dev].complete(id);
+        if dev == self.data_dev {
+            if let Some(t) = self.flush_tails.remove(&id) {
+                self.tail_flushed = self.tail_flushed.max(t);
+            }
+        }
         self.emit(TASK_IOEND, TraceKind::DevComplete { dev: dev as u8, id });
         let v = req.tag & TAG_MASK;
         match req.tag & !TAG_MASK {

@@ -26,7 +26,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::hash::Hash;
 
 pub use push::PushState;
@@ -224,6 +224,10 @@ pub struct Sim {
     pub(crate) live_overwrites: u64,
     /// The tail when the data device last got a flush (explicit, or PREFLUSH on an internal log).
     pub(crate) tail_at_data_flush: Lsn,
+    /// The tail at submission of each flush still in flight on the data device (by request id).
+    pub(crate) flush_tails: BTreeMap<u64, Lsn>,
+    /// The newest tail a completed data-device flush covers: metadata behind it is stable.
+    pub(crate) tail_flushed: Lsn,
     pub(crate) ckpt_unstable_at_completion: u64,
     /// fsyncs that returned while their data block or checkpoint was not on stable media.
     pub(crate) acked_unstable: u64,
@@ -316,6 +320,8 @@ impl Sim {
             hung: false,
             live_overwrites: 0,
             tail_at_data_flush: Lsn::new(1, 0),
+            flush_tails: BTreeMap::new(),
+            tail_flushed: Lsn::new(1, 0),
             ckpt_unstable_at_completion: 0,
             acked_unstable: 0,
             rt: None,
@@ -687,6 +693,7 @@ impl Sim {
             tail_moved_fua_only: c.tail_moved_fua_only,
             records_tail_uncovered: c.records_tail_uncovered,
             commit_iclogs_tail_uncovered: c.commit_iclogs_tail_uncovered,
+            log_overwrites_unflushed: c.log_overwrites_unflushed,
             start_records_unordered: c.start_records_unordered,
             shadow_allocations: c.shadow_allocations,
             reservation_overruns: c.reservation_overruns,
