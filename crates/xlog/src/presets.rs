@@ -332,6 +332,10 @@ pub static PRESETS: &[Preset] = &[
             commit_ordering: CommitOrdering::V514Rc1,
             iclog_count: 2,
             iclog_size: Size(16 << 10),
+            // Checkpoints here span ~40 iclogs: far past the XLOG_MAX_ICLOGS records recovery
+            // can repair, so a cache that reorders them (`subset`) can leave any post-series log
+            // unrecoverable. The hang needs no crash; its fix is crash-tested as generic/482 does.
+            crash_model: CrashModel::Prefix,
             ..busy_base()
         },
         fix: &[("commit_ordering", "fixed")],

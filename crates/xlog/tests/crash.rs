@@ -158,10 +158,14 @@ fn zoo_wait_future_iclog_hangs_and_the_fix_does_not() {
     let mut sim = Sim::new(&preset("wait-future-iclog", false)).unwrap();
     sim.run();
     assert!(sim.is_hung(), "5.14-rc1 waits on a newer iclog: the push never finishes");
-    let mut sim = Sim::new(&preset("wait-future-iclog", true)).unwrap();
+    let fixed = preset("wait-future-iclog", true);
+    let mut sim = Sim::new(&fixed).unwrap();
     sim.run();
     assert!(!sim.is_hung());
     assert!(sim.metrics().checkpoints > 10);
+    let g = explore(&fixed, 40, 8);
+    assert!(g.crash_states >= 300, "explored {} states", g.crash_states);
+    assert_eq!(g.violations, Default::default(), "{:?}", g.examples);
 }
 
 /// 5.9's throttle: the removers' stale buffers take the CIL back under the hard limit before
