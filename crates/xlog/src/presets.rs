@@ -224,7 +224,7 @@ pub static PRESETS: &[Preset] = &[
         // is the thread's answer, a data-device flush waited for before the first iclog: upstream's
         // PREFLUSH on the start record alone leaves it open (log_overwrites_unflushed). 128 KiB
         // iclogs keep a checkpoint within the XLOG_MAX_ICLOGS records recovery can repair: with
-        // 32 KiB ones a reordering cache can leave any post-series log unrecoverable (see notes).
+        // 32 KiB ones a reordering cache can leave a post-series log unrecoverable (README).
         build: || Scenario {
             flush: FlushPolicy::SeriesV1,
             device: DeviceClass::NvmeX4,
@@ -333,7 +333,7 @@ pub static PRESETS: &[Preset] = &[
             iclog_count: 2,
             iclog_size: Size(16 << 10),
             // Checkpoints here span ~40 iclogs: far past the XLOG_MAX_ICLOGS records recovery
-            // can repair, so a cache that reorders them (`subset`) can leave any post-series log
+            // can repair, so a cache that reorders them (`subset`) can leave a post-series log
             // unrecoverable. The hang needs no crash; its fix is crash-tested as generic/482 does.
             crash_model: CrashModel::Prefix,
             ..busy_base()
