@@ -384,3 +384,20 @@ fn no_block_is_logged_both_as_an_inode_and_as_a_buffer() {
         }
     }
 }
+
+/// On a disk whose one cache flush has minutes of cached random writes to destage, writers
+/// wait longer than two log-worker periods; the liveness probe follows the busy device
+/// instead of calling that a hang (it did, with the fixed throttle on an HDD).
+#[test]
+fn a_slow_disk_still_flushing_is_not_a_hang() {
+    for flush in ["legacy", "upstream"] {
+        let mut s = find_preset_entry("throttle-v5.9-hang").unwrap().fixed();
+        s.set("device", "hdd").unwrap();
+        s.set("flush", flush).unwrap();
+        s.set("duration", "2s").unwrap();
+        let mut sim = Sim::new(&s).unwrap();
+        sim.run();
+        assert!(sim.view().writer_states.iter().any(|w| w.is_blocked()), "{flush}: writers wait at the end");
+        assert!(!sim.is_hung(), "{flush}: a busy disk is not a hang");
+    }
+}

@@ -46,6 +46,8 @@ pub const TASK_LOG_WORKER: u32 = 90_001;
 pub const TASK_IOEND: u32 = 90_002;
 /// `xfs_syncd_centisecs` default: the log worker runs every 30 s.
 pub(crate) const LOG_WORKER_PERIOD: Ns = 30 * NS_PER_SEC;
+/// How long the liveness probe may follow a device that is still working: an hour.
+const LIVENESS_PROBE_MAX: Ns = 3600 * NS_PER_SEC;
 
 /// Items each writer owns: a hot set for relogging workloads, a small pool for creates
 /// (which also allocate fresh inodes); never more than the space below an internal log holds.
@@ -467,8 +469,10 @@ impl Sim {
         self.check_liveness();
     }
 
-    /// Liveness: if tasks are blocked at the end, run a copy two log-worker periods on with
-    /// no new work; tasks still blocked then have nothing left that could wake them.
+    /// Liveness: if tasks are blocked at the end, run a copy on with no new work for two
+    /// log-worker periods, and on while the devices are still busy (one flush behind a slow
+    /// disk's full cache can take minutes); tasks still blocked once the devices have gone
+    /// idle for a whole window have nothing left that could wake them.
     pub fn check_liveness(&mut self) {
         if self.hung || !self.writers.iter().any(|w| w.state.is_blocked()) {
             return;
@@ -476,15 +480,27 @@ impl Sim {
         let mut probe = self.clone();
         probe.set_keep_trace(false);
         probe.stopping = true;
-        let until = probe.now + 2 * LOG_WORKER_PERIOD + 1;
-        // Stop as soon as every task is awake: the rest of the probe cannot change the verdict.
-        while probe.writers.iter().any(|w| w.state.is_blocked()) {
-            match probe.queue.peek() {
-                Some(&Reverse((t, _, _))) if t <= until => probe.step(),
-                _ => break,
-            };
+        let blocked = |p: &Sim| p.writers.iter().any(|w| w.state.is_blocked());
+        let io =
+            |p: &Sim| p.devs.iter().map(|d| d.stats.writes + d.stats.flushes + d.inflight().len() as u64).sum::<u64>();
+        let cap = probe.now + LIVENESS_PROBE_MAX;
+        let mut until = probe.now + 2 * LOG_WORKER_PERIOD + 1;
+        loop {
+            let before = io(&probe);
+            // Stop as soon as every task is awake: the rest of the probe cannot change the verdict.
+            while blocked(&probe) {
+                match probe.queue.peek() {
+                    Some(&Reverse((t, _, _))) if t <= until => probe.step(),
+                    _ => break,
+                };
+            }
+            let busy = io(&probe) != before || probe.devs.iter().any(|d| !d.inflight().is_empty());
+            if !blocked(&probe) || !busy || until >= cap {
+                break;
+            }
+            until += LOG_WORKER_PERIOD;
         }
-        if probe.writers.iter().any(|w| w.state.is_blocked()) {
+        if blocked(&probe) {
             self.hung = true;
         }
     }
