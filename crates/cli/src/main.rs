@@ -112,6 +112,9 @@ enum UrlCmd {
         preset: Option<String>,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// For a bug-zoo preset: link to the fixed variant.
+        #[arg(long, requires = "preset")]
+        fixed: bool,
     },
     /// Print the scenario a link describes, as JSON.
     Decode { url: String },
@@ -203,8 +206,17 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             // One line: clap's first line names the flag and the problem.
+            // (a first line ending in ':' goes on with its list, e.g. the missing arguments).
             let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad arguments");
+            let mut lines =
+                text.lines().map(str::trim).filter(|l| !l.is_empty()).take_while(|l| !l.starts_with("Usage:"));
+            let mut first = lines.next().unwrap_or("bad arguments").to_string();
+            if first.ends_with(':') {
+                for l in lines {
+                    first.push(' ');
+                    first.push_str(l);
+                }
+            }
             eprintln!("loglab: {}", first.trim_start_matches("error: "));
             return ExitCode::from(2);
         }
@@ -242,14 +254,20 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
         Cmd::Crash(a) => crash_cmd::run(&a),
         Cmd::Size(a) => size_cmd::run(&a),
         Cmd::Url { cmd } => match cmd {
-            UrlCmd::Encode { file, preset, set } => {
+            UrlCmd::Encode { file, preset, set, fixed } => {
                 let (mut s, base) = match (file, preset) {
                     (Some(f), _) => {
                         let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
                         let s: Scenario = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
                         (s, None)
                     }
-                    (None, Some(p)) => (find_preset(&p)?, Some(p)),
+                    (None, Some(p)) => {
+                        let entry = xlog::find_preset_entry(&p)?;
+                        if fixed && !entry.is_bug() {
+                            return Err(format!("--fixed: preset '{p}' is not a bug-zoo preset"));
+                        }
+                        (if fixed { entry.fixed() } else { entry.scenario() }, Some(p))
+                    }
                     (None, None) => return Err("url encode: give --preset NAME or a scenario FILE".into()),
                 };
                 apply_sets(&mut s, &set)?;

@@ -51,6 +51,7 @@ fn run_json_has_the_metric_keys_and_is_deterministic() {
         "ail_pushes",
         "metadata_writebacks",
         "bytes_logged",
+        "log_overwrites_unflushed",
     ] {
         assert!(a.get(k).is_some(), "missing key {k}");
     }
@@ -89,6 +90,8 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["size", "--fs-size", "1TiB", "--algo", "newest"], "--algo"),
         (vec!["run", "--no-such-flag"], "--no-such-flag"),
         (vec!["export-image", "--image", "/nonexistent/x.img"], "/nonexistent/x.img"),
+        (vec!["url", "encode", "--fixed"], "required arguments were not provided: --preset"),
+        (vec!["url", "encode", "--preset", "fsync-heavy", "--fixed"], "'fsync-heavy' is not a bug-zoo preset"),
     ] {
         let out = loglab().args(&args).assert().code(2).get_output().clone();
         let err = String::from_utf8(out.stderr).unwrap();
@@ -154,4 +157,14 @@ fn rt_summary_cache_cuts_summary_reads_tenfold_without_changing_the_run() {
     // Same allocations, same events: the cache only saves buffer reads.
     assert_eq!(off["trace_hash"], on["trace_hash"]);
     assert_eq!(json(&["run", "--preset", "fsync-heavy", "--duration", "50ms", "--json"])["rsum_reads"], 0);
+}
+
+#[test]
+fn a_fixed_variant_has_a_link_that_runs_it() {
+    let out = loglab().args(["url", "encode", "--preset", "series-v1-flush-race", "--fixed"]).assert().success();
+    let url = String::from_utf8(out.get_output().stdout.clone()).unwrap().trim().to_string();
+    assert_eq!(url, "http://127.0.0.1:8080/?preset=series-v1-flush-race&flush=v5.14");
+    let by_link = json(&["run", "--url", &url, "--duration", "50ms", "--json"]);
+    let by_flag = json(&["run", "--preset", "series-v1-flush-race", "--fixed", "--duration", "50ms", "--json"]);
+    assert_eq!(by_link["trace_hash"], by_flag["trace_hash"]);
 }
