@@ -41,7 +41,13 @@ pub fn decode(url: &str) -> Result<Decoded, String> {
     let query = match url.split_once('?') {
         Some((_, q)) => q,
         None if url.contains('=') => url,
-        None => "",
+        // A link without a query is the lab's default scenario; anything else is a mistake.
+        None if url.is_empty() || url.starts_with("http://") || url.starts_with("https://") || url.starts_with('/') => {
+            ""
+        }
+        None => {
+            return Err(format!("url: '{url}' is neither a link nor a query (expected http://host/?key=value&...)"))
+        }
     };
     let query = query.split('#').next().unwrap_or("");
     let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
@@ -92,5 +98,7 @@ mod tests {
         assert!(decode("?writers=abc").unwrap_err().contains("writers"));
         assert!(decode("?colour=red").unwrap_err().contains("'colour'"));
         assert!(decode("?preset=nope").unwrap_err().contains("nope"));
+        assert!(decode("garbage").unwrap_err().contains("'garbage' is neither a link nor a query"));
+        assert_eq!(decode("http://127.0.0.1:8080/").unwrap().scenario, Scenario::default());
     }
 }
