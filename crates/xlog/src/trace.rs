@@ -120,20 +120,83 @@ impl Hash for IclogState {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum TraceKind {
-    Grant { event: GrantEvent, ticket: TicketView, log: GrantView },
-    Iclog { event: IclogEvent, iclog: u32, state: IclogState, refcnt: u32, offset: u32, lsn: Lsn, flags: u32 },
-    AilInsert { item: u32, inode: bool, old: Lsn, new: Lsn },
-    AilDelete { item: u32, inode: bool, lsn: Lsn },
-    AilPush { item: u32, inode: bool, lsn: Lsn },
-    AilPinned { item: u32, inode: bool, lsn: Lsn },
-    AssignTail { new: Lsn, old: Lsn, last_sync: Lsn },
-    LogForce { lsn: Lsn },
-    CilPush { seq: u64 },
-    DevSubmit { dev: u8, id: u64, sector: u64, bytes: u32, preflush: bool, fua: bool, flush: bool, read: bool },
-    DevComplete { dev: u8, id: u64 },
-    TxCommit { ckpt: u32, start: Lsn, commit: Lsn },
-    CheckpointDone { ckpt: u32, start: Lsn },
-    ForceDone { ckpt: u32 },
+    Grant {
+        event: GrantEvent,
+        ticket: TicketView,
+        log: GrantView,
+    },
+    Iclog {
+        event: IclogEvent,
+        iclog: u32,
+        state: IclogState,
+        refcnt: u32,
+        offset: u32,
+        lsn: Lsn,
+        flags: u32,
+    },
+    AilInsert {
+        item: u32,
+        inode: bool,
+        old: Lsn,
+        new: Lsn,
+    },
+    AilDelete {
+        item: u32,
+        inode: bool,
+        lsn: Lsn,
+    },
+    AilPush {
+        item: u32,
+        inode: bool,
+        lsn: Lsn,
+    },
+    AilPinned {
+        item: u32,
+        inode: bool,
+        lsn: Lsn,
+    },
+    AssignTail {
+        new: Lsn,
+        old: Lsn,
+        last_sync: Lsn,
+    },
+    LogForce {
+        lsn: Lsn,
+    },
+    CilPush {
+        seq: u64,
+    },
+    /// A push found tasks on `xc_push_wait` (the throttle queue depth) and woke them, or not.
+    CilPushWake {
+        depth: u32,
+        woken: bool,
+    },
+    DevSubmit {
+        dev: u8,
+        id: u64,
+        sector: u64,
+        bytes: u32,
+        preflush: bool,
+        fua: bool,
+        flush: bool,
+        read: bool,
+    },
+    DevComplete {
+        dev: u8,
+        id: u64,
+    },
+    TxCommit {
+        ckpt: u32,
+        start: Lsn,
+        commit: Lsn,
+    },
+    CheckpointDone {
+        ckpt: u32,
+        start: Lsn,
+    },
+    ForceDone {
+        ckpt: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]

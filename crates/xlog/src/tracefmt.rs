@@ -173,6 +173,9 @@ impl TraceCmdPrinter {
                 ("xfs_log_force", format!("{devs} lsn 0x{:x} caller xfs_log_force_seq+0x0/0x0", lsn.0))
             }
             TraceKind::CilPush { seq } => ("loglab_cil_push", format!("{devs} sequence {seq}")),
+            TraceKind::CilPushWake { depth, woken } => {
+                ("loglab_cil_push_wake", format!("{devs} push_waiters {depth} woken {}", *woken as u8))
+            }
             TraceKind::TxCommit { ckpt, start, commit } => (
                 "loglab_checkpoint_commit",
                 format!("{devs} checkpoint {ckpt} start lsn {} commit lsn {}", lsn_slash(*start), lsn_slash(*commit)),
@@ -220,6 +223,7 @@ pub fn event_name(kind: &TraceKind) -> &'static str {
         TraceKind::AssignTail { .. } => "xfs_log_assign_tail_lsn",
         TraceKind::LogForce { .. } => "xfs_log_force",
         TraceKind::CilPush { .. } => "loglab_cil_push",
+        TraceKind::CilPushWake { .. } => "loglab_cil_push_wake",
         TraceKind::TxCommit { .. } => "loglab_checkpoint_commit",
         TraceKind::CheckpointDone { .. } => "loglab_checkpoint_done",
         TraceKind::ForceDone { .. } => "loglab_force_done",

@@ -178,6 +178,22 @@ fn zoo_throttle_v59_hangs_and_the_fixed_throttle_never_does() {
     let m = sim.metrics();
     assert!(sim.is_hung(), "the throttled writers were left asleep");
     assert!(m.cil_throttle_wakes_skipped > 0 && m.cil_throttle_depth_max > 0);
+    // The queue depth is in the trace: each push that finds throttled tasks says how many
+    // and whether it woke them.
+    for fixed in [false, true] {
+        let mut sim = Sim::new(&preset("throttle-v5.9-hang", fixed)).unwrap();
+        let (mut deepest, mut skipped) = (0, 0);
+        while let Some(evs) = sim.step() {
+            for ev in evs {
+                if let TraceKind::CilPushWake { depth, woken } = ev.kind {
+                    deepest = deepest.max(depth as u64);
+                    skipped += !woken as u64;
+                }
+            }
+        }
+        assert!(deepest > 0 && deepest <= sim.metrics().cil_throttle_depth_max, "fixed {fixed}: depth {deepest}");
+        assert_eq!(skipped > 0, !fixed, "fixed {fixed}: {skipped} pushes left the throttled asleep");
+    }
     for seed in 1..=6 {
         let mut s = preset("throttle-v5.9-hang", true);
         s.seed = seed;

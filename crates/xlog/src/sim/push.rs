@@ -108,6 +108,10 @@ impl Sim {
             Throttle::V59 => used >= xlog_cil_blocking_space_limit(&self.geo) as i64,
             Throttle::Fixed => !self.cil.push_wait.is_empty(),
         };
+        if !self.cil.push_wait.is_empty() {
+            let depth = self.cil.push_wait.len() as u32;
+            self.emit(task, TraceKind::CilPushWake { depth, woken: wake });
+        }
         if wake {
             let waiters = std::mem::take(&mut self.cil.push_wait);
             self.wake_all(waiters);
