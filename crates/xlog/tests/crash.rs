@@ -61,29 +61,49 @@ fn preset(name: &str, fixed: bool) -> Scenario {
     }
 }
 
+/// Runs `s`, and after each event at which `metric` grows, crashes at the events `pick`
+/// chooses by distance from that event (`per_point` states each); stops early once `stop_on`
+/// is violated. Returns the metric's final value and the report.
+fn crash_after_each(
+    s: &Scenario,
+    metric: impl Fn(&Metrics) -> u64,
+    pick: impl Fn(u64, u64) -> bool,
+    per_point: u64,
+    stop_on: Option<&str>,
+) -> (u64, CrashReport) {
+    let mut sim = Sim::new(s).unwrap();
+    sim.set_keep_trace(false);
+    let (mut seen, mut at) = (0, 0);
+    let mut report = CrashReport::default();
+    while sim.step().is_some() {
+        let m = metric(&sim.metrics());
+        if m > seen {
+            (seen, at) = (m, sim.events());
+        }
+        if seen > 0 && pick(sim.events() - at, sim.events()) {
+            explore_crash_states(&sim, per_point, s.seed, &mut report);
+            if stop_on.is_some_and(|v| report.violations.contains_key(v)) {
+                break;
+            }
+        }
+    }
+    (seen, report)
+}
+
 /// Brian's race (v1 3/5): only the first iclog of a write has PREFLUSH, and nothing orders the
 /// later iclogs behind its flush; one can reach the media first over log blocks whose metadata
 /// is still in the volatile cache. 5.14's answer, a data-device flush waited for before the
 /// first iclog, leaves nothing for a later iclog to overtake.
 #[test]
 fn zoo_series_v1_flush_race_overwrites_log_blocks_before_their_metadata_is_stable() {
-    let s = preset("series-v1-flush-race", false);
-    let mut sim = Sim::new(&s).unwrap();
-    sim.set_keep_trace(false);
-    let (mut seen, mut at) = (0, 0);
-    let mut bad = CrashReport::default();
     // Crash just after each racing write is submitted, while the PREFLUSH before it is in flight.
-    while sim.step().is_some() {
-        let m = sim.metrics().log_overwrites_unflushed;
-        if m > seen {
-            (seen, at) = (m, sim.events());
-        }
-        let since = sim.events() - at;
-        if seen > 0 && since < 32 && since % 4 == 1 {
-            explore_crash_states(&sim, 32, s.seed, &mut bad);
-        }
-    }
-    eprintln!("bug: {} overwrites, {} states, {:?} {:?}", seen, bad.crash_states, bad.violations, bad.examples);
+    let (seen, bad) = crash_after_each(
+        &preset("series-v1-flush-race", false),
+        |m| m.log_overwrites_unflushed,
+        |since, _| since < 32 && since % 4 == 1,
+        32,
+        None,
+    );
     assert!(seen > 0, "later iclogs overtook the first one's PREFLUSH");
     assert!(bad.violations.get("prefix").copied().unwrap_or(0) > 0, "metadata lost: {:?}", bad.violations);
     let fixed = preset("series-v1-flush-race", true);
@@ -91,7 +111,6 @@ fn zoo_series_v1_flush_race_overwrites_log_blocks_before_their_metadata_is_stabl
     sim.run();
     assert_eq!(sim.metrics().log_overwrites_unflushed, 0);
     let good = explore(&fixed, 60, 16);
-    eprintln!("good: {} states {:?}", good.crash_states, good.violations);
     assert!(good.crash_states >= 900, "explored {} states", good.crash_states);
     assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
 }
@@ -124,23 +143,13 @@ fn zoo_force_without_flush_acks_fsyncs_whose_data_is_in_cache_and_the_fix_does_n
 /// after such an iclog loses the metadata the tail passed; 0dc8f7f139f0 flushes again.
 #[test]
 fn zoo_tail_update_unflushed_loses_metadata_behind_the_tail_and_the_fix_does_not() {
-    let s = preset("tail-update-unflushed", false);
-    let mut sim = Sim::new(&s).unwrap();
-    sim.set_keep_trace(false);
-    let (mut seen, mut until) = (0, 0);
-    let mut bad = CrashReport::default();
-    while sim.step().is_some() {
-        let m = sim.metrics().commit_iclogs_tail_uncovered;
-        if m > seen {
-            (seen, until) = (m, sim.events() + 200);
-        }
-        if sim.events() < until && sim.events().is_multiple_of(4) {
-            explore_crash_states(&sim, 4, s.seed, &mut bad);
-            if bad.violations.contains_key("tail") {
-                break;
-            }
-        }
-    }
+    let (seen, bad) = crash_after_each(
+        &preset("tail-update-unflushed", false),
+        |m| m.commit_iclogs_tail_uncovered,
+        |since, events| since < 200 && events.is_multiple_of(4),
+        4,
+        Some("tail"),
+    );
     assert!(seen > 0, "some commit iclogs carry a tail no flush covers");
     assert!(bad.violations.get("tail").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
     let fixed = preset("tail-update-unflushed", true);
