@@ -166,11 +166,6 @@ pub enum TraceKind {
     CilPush {
         seq: u64,
     },
-    /// A push found tasks on `xc_push_wait` (the throttle queue depth) and woke them, or not.
-    CilPushWake {
-        depth: u32,
-        woken: bool,
-    },
     DevSubmit {
         dev: u8,
         id: u64,
@@ -196,6 +191,12 @@ pub enum TraceKind {
     },
     ForceDone {
         ckpt: u32,
+    },
+    // New kinds go last: the trace hash covers the variant index, so older hashes still hold.
+    /// A push found tasks on `xc_push_wait` (the throttle queue depth) and woke them, or not.
+    CilPushWake {
+        depth: u32,
+        woken: bool,
     },
 }
 

@@ -41,6 +41,10 @@ impl Lsn {
     pub const fn is_zero(self) -> bool {
         self.0 == 0
     }
+    /// Blocks written since 0:0 in a log of `log_bb` blocks: LSN distances across wraps.
+    pub const fn linear(self, log_bb: u32) -> u64 {
+        self.cycle() as u64 * log_bb as u64 + self.block() as u64
+    }
 }
 
 impl fmt::Debug for Lsn {

@@ -66,9 +66,9 @@ impl Sim {
         self.history.records.push((self.log.iclogs[i].lsn, tail));
         let rec = xlog_pack_record(&self.geo, &self.log.iclogs[i], &self.uuid);
         // No overwrite of the live log: the record must end within one log size of the tail.
-        let lin = |l: Lsn| l.cycle() as u64 * self.geo.log_bb as u64 + l.block() as u64;
-        let end = lin(self.log.iclogs[i].lsn) + rec.bytes.len() as u64 / 512;
-        if end > lin(tail) + self.geo.log_bb as u64 {
+        let log_bb = self.geo.log_bb;
+        let end = self.log.iclogs[i].lsn.linear(log_bb) + rec.bytes.len() as u64 / 512;
+        if end > tail.linear(log_bb) + log_bb as u64 {
             self.live_overwrites += 1;
         }
         let payer = payer.filter(|s| self.cil.committing.iter().any(|c| c.sequence == *s && c.ticket.curr_res != 0));
@@ -110,12 +110,17 @@ impl Sim {
         self.submit_record(i, rec, preflush, fua);
     }
 
+    /// A flush of the data device went out as request `id`: it covers the tail as it is now.
+    fn data_flush_submitted(&mut self, id: u64) {
+        self.tail_at_data_flush = self.log.tail_lsn;
+        self.flush_tails.insert(id, self.log.tail_lsn);
+    }
+
     /// Issues a cache flush on the data device; its completion is routed by `tag`.
     pub(crate) fn submit_data_flush(&mut self, task: u32, tag: u64) {
         let dd = self.data_dev;
-        self.tail_at_data_flush = self.log.tail_lsn;
         let (id, done) = self.devs[dd].submit_flush(self.now, tag);
-        self.flush_tails.insert(id, self.log.tail_lsn);
+        self.data_flush_submitted(id);
         let kind = TraceKind::DevSubmit {
             dev: dd as u8,
             id,
@@ -144,19 +149,18 @@ impl Sim {
         }
         self.log.iclogs[i].io_pending = parts.len() as u32;
         let ic = &self.log.iclogs[i];
-        if preflush && self.data_dev == 0 {
-            self.tail_at_data_flush = self.log.tail_lsn;
-        } else if ic.tail_lsn > self.tail_at_data_flush {
+        // On an internal log a PREFLUSH write is also the data device's flush.
+        let flushes_data = preflush && self.data_dev == 0;
+        if !flushes_data && ic.tail_lsn > self.tail_at_data_flush {
             self.counters.records_tail_uncovered += 1;
             self.counters.commit_iclogs_tail_uncovered += !ic.callbacks.is_empty() as u64;
         }
         // Brian's race: without its own PREFLUSH a log write may reach media before any flush
         // still in flight, so the blocks it overwrites must be behind a completed flush's tail.
         if !preflush && self.devs[self.data_dev].profile.volatile_cache {
-            let log_bb = self.geo.log_bb as u64;
-            let lin = |l: Lsn| l.cycle() as u64 * log_bb + l.block() as u64;
+            let log_bb = self.geo.log_bb;
             let blocks: u64 = parts.iter().map(|p| p.1.len() as u64 / 512).sum();
-            if lin(self.log.iclogs[i].lsn) + blocks > lin(self.tail_flushed) + log_bb {
+            if ic.lsn.linear(log_bb) + blocks > self.tail_flushed.linear(log_bb) + log_bb as u64 {
                 self.counters.log_overwrites_unflushed += 1;
             }
         }
@@ -164,8 +168,8 @@ impl Sim {
         for (sector, data) in parts {
             let bytes = data.len() as u32;
             let (id, done) = self.devs[0].submit_write(self.now, sector, data, preflush, fua, tag);
-            if preflush && self.data_dev == 0 {
-                self.flush_tails.insert(id, self.log.tail_lsn);
+            if flushes_data {
+                self.data_flush_submitted(id);
             }
             self.emit(
                 TASK_IOEND,
@@ -245,10 +249,9 @@ impl Sim {
     fn check_checkpoint_stable(&mut self, c: u32, commit_iclog: usize) {
         let ck = &self.history.checkpoints[c as usize];
         let log_bb = self.geo.log_bb as u64;
-        let lin = |l: Lsn| l.cycle() as u64 * log_bb + l.block() as u64;
         let ic = &self.log.iclogs[commit_iclog];
         let (count, _) = crate::iclog::xlog_calc_iclog_size(&self.geo, ic.offset);
-        let (from, to) = (lin(ck.start_lsn), lin(ic.lsn) + count as u64 / 512);
+        let (from, to) = (ck.start_lsn.linear(self.geo.log_bb), ic.lsn.linear(self.geo.log_bb) + count as u64 / 512);
         let stable = self.devs[0].stable();
         let ok = (from..to).all(|p| {
             let sector = self.log_start + p % log_bb;
