@@ -13,6 +13,14 @@ use serde_json::json;
 use std::process::ExitCode;
 use xlog::{find_preset, parse_duration, Duration, Scenario, PRESETS, SET_KEYS};
 
+/// Where `scripts/lab.sh run` serves the lab: the origin of every link the CLI prints.
+pub const LAB_ORIGIN: &str = "http://127.0.0.1:8080/";
+
+/// A full link to `s` on the local lab, relative to `preset` when one is named.
+pub fn lab_link(s: &Scenario, preset: Option<&str>) -> Result<String, String> {
+    Ok(format!("{LAB_ORIGIN}{}", xlog::url::encode(s, preset)?))
+}
+
 #[derive(Parser)]
 #[command(
     name = "loglab",
@@ -192,7 +200,7 @@ impl ScenarioArgs {
 
     /// A link that reproduces this scenario.
     pub fn link(&self, s: &Scenario) -> String {
-        xlog::url::encode(s, self.base_preset().as_deref()).unwrap_or_else(|_| xlog::url::LAB_ORIGIN.into())
+        lab_link(s, self.base_preset().as_deref()).unwrap_or_else(|_| LAB_ORIGIN.into())
     }
 }
 
@@ -272,7 +280,7 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
                 };
                 apply_sets(&mut s, &set)?;
                 s.validate()?;
-                println!("{}", xlog::url::encode(&s, base.as_deref())?);
+                println!("{}", lab_link(&s, base.as_deref())?);
                 Ok(())
             }
             UrlCmd::Decode { url } => {

@@ -1,22 +1,15 @@
 //! The Committed Item List (delayed logging): log item formatting, shadow buffers, context
 //! space accounting, the push and throttle limits.
 
-use crate::format::{self, BLF_HDR, XFS_BLF_CHUNK};
-use crate::grant::{Ticket, OP_HDR};
-use crate::log::TaskId;
-use crate::scenario::{Geometry, ShadowRound};
-use crate::units::Lsn;
+use crate::format::{
+    self, BLF_HDR, BUF_CHUNKS, INODE_CORE, INODE_FMT, LOG_IOVEC_SIZE, LOG_VEC_SIZE, OP_HDR, XFS_BLF_CHUNK,
+};
+use crate::geometry::Geometry;
+use crate::grant::Ticket;
+use crate::scenario::ShadowRound;
+use crate::units::{Lsn, TaskId};
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// `sizeof(struct xfs_log_vec)` and `sizeof(struct xfs_log_iovec)` on 64-bit kernels.
-const LOG_VEC_SIZE: u32 = 56;
-const LOG_IOVEC_SIZE: u32 = 16;
-/// `sizeof(struct xfs_inode_log_format)` and of the logged inode core (`xfs_log_dinode`, v3).
-pub const INODE_FMT: u32 = 56;
-pub const INODE_CORE: u32 = 176;
-/// Chunks in a 4 KiB buffer.
-pub const BUF_CHUNKS: u32 = 32;
 
 /// What a log item holds now; its formatted size follows from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

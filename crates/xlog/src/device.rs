@@ -334,7 +334,7 @@ impl Device {
         }
     }
 
-    /// Reads from what the host would see now (cache over stable), for the simulator itself.
+    /// Stable media only: what survives any crash (the cache is `cached()`).
     pub fn stable(&self) -> &SectorMap {
         &self.stable
     }

@@ -5,6 +5,26 @@
 use crate::units::{Lsn, BBSIZE, XLOG_HEADER_MAGIC_NUM};
 
 pub const XLOG_VERSION_2: u32 = 2;
+/// `XLOG_HEADER_CYCLE_SIZE`: data bytes one record header sector's cycle words cover.
+pub const XLOG_HEADER_CYCLE_SIZE: u32 = 32 << 10;
+/// `XLOG_MAX_ICLOGS`: the most iclogs (records) that can be in flight at once.
+pub const XLOG_MAX_ICLOGS: u32 = 8;
+/// `XLOG_MAX_RECORD_BSIZE`: the largest iclog.
+pub const XLOG_MAX_RECORD_BSIZE: u32 = 256 << 10;
+/// `XFS_MIN_LOG_BYTES` and `XFS_MAX_LOG_BYTES`.
+pub const XFS_MIN_LOG_BYTES: u64 = 10 << 20;
+pub const XFS_MAX_LOG_BYTES: u64 = (2 << 30) - XFS_MIN_LOG_BYTES;
+
+/// `sizeof(struct xlog_op_header)`
+pub const OP_HDR: u32 = 12;
+/// `sizeof(struct xfs_trans_header)`
+pub const TRANS_HDR: u32 = 16;
+/// `sizeof(struct xfs_log_vec)` and `sizeof(struct xfs_log_iovec)` on 64-bit kernels.
+pub const LOG_VEC_SIZE: u32 = 56;
+pub const LOG_IOVEC_SIZE: u32 = 16;
+/// `sizeof(struct xfs_inode_log_format)` and of the logged inode core (`xfs_log_dinode`, v3).
+pub const INODE_FMT: u32 = 56;
+pub const INODE_CORE: u32 = 176;
 /// `XLOG_FMT_LINUX_LE`
 pub const XLOG_FMT: u32 = 1;
 pub const XLOG_CYCLE_DATA_WORDS: usize = 64;
@@ -27,6 +47,8 @@ pub const XFS_LI_INODE: u16 = 0x123b;
 pub const XFS_BLF_CANCEL: u16 = 1 << 1;
 /// `XFS_BLF_CHUNK`: buffers are logged in 128-byte chunks.
 pub const XFS_BLF_CHUNK: u32 = 128;
+/// Chunks in a 4 KiB buffer.
+pub const BUF_CHUNKS: u32 = 32;
 /// `offsetof(struct xfs_buf_log_format, blf_data_map)`
 pub const BLF_HDR: u32 = 20;
 
@@ -127,7 +149,7 @@ pub fn buf_log_format(blkno: u64, len_bb: u16, nregions: u16, map: &[u32]) -> Ve
 
 /// `struct xfs_inode_log_format` (56 bytes, host order) for the inode at `blkno`.
 pub fn inode_log_format(blkno: u64, nregions: u16, dsize: u16, asize: u16) -> Vec<u8> {
-    let mut b = vec![0u8; 56];
+    let mut b = vec![0u8; INODE_FMT as usize];
     b[0..2].copy_from_slice(&XFS_LI_INODE.to_le_bytes());
     b[2..4].copy_from_slice(&nregions.to_le_bytes());
     // ilf_fields: XFS_ILOG_CORE (1) | DDATA (2) | ADATA (0x40) as the forks are logged.

@@ -1,8 +1,8 @@
 //! In-core log buffers: the iclog states, flags and what `xlog_sync` puts on disk.
 
 use crate::format::{self, rh, XLOG_CYCLE_DATA_WORDS, XLOG_FMT, XLOG_VERSION_2};
-use crate::scenario::Geometry;
-use crate::units::{btobb, next_cycle, Lsn, BBSIZE, XLOG_HEADER_MAGIC_NUM};
+use crate::geometry::Geometry;
+use crate::units::{btobb, next_cycle, Lsn, TaskId, BBSIZE, XLOG_HEADER_MAGIC_NUM};
 use serde::Serialize;
 
 /// `enum xlog_iclog_state` (5.15).
@@ -78,6 +78,10 @@ pub struct Iclog {
     pub callbacks: Vec<u32>,
     /// Device writes still outstanding for this iclog (two when split at the log end).
     pub io_pending: u32,
+    /// `ic_force_wait`: tasks waiting for its callbacks to run (the log force's wait).
+    pub force_wait: Vec<TaskId>,
+    /// `ic_write_wait`: tasks waiting for its write to complete.
+    pub write_wait: Vec<TaskId>,
     #[serde(skip)]
     pub data: Vec<u8>,
 }
@@ -97,6 +101,8 @@ impl Iclog {
             tail_lsn: Lsn::ZERO,
             callbacks: Vec::new(),
             io_pending: 0,
+            force_wait: Vec::new(),
+            write_wait: Vec::new(),
             data: vec![0; geo.ic_capacity as usize],
         }
     }

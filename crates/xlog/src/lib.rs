@@ -5,8 +5,10 @@ mod cil;
 mod crash;
 mod device;
 mod format;
+mod geometry;
 mod grant;
 mod iclog;
+mod layout;
 mod log;
 pub mod logscan;
 pub mod logwrites;
@@ -30,6 +32,7 @@ pub use crash::{
     explore as explore_crash_states, explore_only as explore_crash_state, CrashExample, CrashReport, EXHAUSTIVE_MAX,
 };
 pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq};
+pub use geometry::Geometry;
 pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
 pub use iclog::{icl_flags_str, IclogState};
 pub use log::Xlog;
@@ -39,11 +42,13 @@ pub use presets::{find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET
 pub use profile::profile;
 pub use recovery::{recover, Image, Layer, RecoveryReport, Survivors};
 pub use scenario::{
-    CommitOrdering, CrashModel, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, Geometry, RsumCache,
-    Scenario, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
+    CommitOrdering, CrashModel, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, RsumCache, Scenario,
+    Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
 };
 pub use sectors::SectorMap;
 pub use sim::{CheckpointRecord, Command, History, IclogView, PushState, Sim, View, WriterState};
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
 pub use tracefmt::{trace_cmd_header, trace_cmd_text, TraceCmdPrinter};
-pub use units::{format_duration, format_size, parse_duration, parse_size, Lsn, Ns, NS_PER_MS, NS_PER_SEC, NS_PER_US};
+pub use units::{
+    format_duration, format_size, parse_duration, parse_size, Lsn, Ns, TaskId, NS_PER_MS, NS_PER_SEC, NS_PER_US,
+};

@@ -1,13 +1,12 @@
 //! The log itself (`struct xlog`): the iclog ring, head and tail, grant heads and their waiters.
 
-use crate::grant::{xlog_space_left, GrantHead, OP_HDR};
+use crate::format::{OpHeader, OP_HDR};
+use crate::geometry::Geometry;
+use crate::grant::{xlog_space_left, GrantHead};
 use crate::iclog::{Iclog, IclogState};
-use crate::scenario::Geometry;
-use crate::units::{btobb, next_cycle, Lsn};
+use crate::units::{btobb, next_cycle, Lsn, TaskId, BBSIZE};
 use serde::Serialize;
 use std::collections::VecDeque;
-
-pub type TaskId = u32;
 
 /// A task sleeping on a grant head (`xlog_grant_head_wait`), in FIFO order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -19,9 +18,12 @@ pub struct GrantWaiter {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Xlog {
     pub geo: Geometry,
-    pub iclogs: Vec<Iclog>,
-    /// `l_iclog`: the ring head, the only iclog writers use.
-    pub head: usize,
+    /// The ring: reference counts, flags, states and wait queues change only through the
+    /// methods below, named after the kernel functions that change them.
+    iclogs: Vec<Iclog>,
+    /// `l_iclog`: the ring head, the only iclog writers may copy into (not the log head,
+    /// which is `curr_cycle:curr_block`).
+    pub l_iclog: usize,
     pub curr_cycle: u32,
     pub curr_block: u32,
     pub prev_block: u32,
@@ -53,7 +55,7 @@ impl Xlog {
         Xlog {
             geo,
             iclogs,
-            head: 0,
+            l_iclog: 0,
             curr_cycle: 1,
             curr_block: 0,
             prev_block: 0,
@@ -68,9 +70,21 @@ impl Xlog {
         }
     }
 
+    pub fn iclogs(&self) -> &[Iclog] {
+        &self.iclogs
+    }
+    pub fn iclog(&self, i: usize) -> &Iclog {
+        &self.iclogs[i]
+    }
+    /// The ring head iclog.
+    pub fn head_iclog(&self) -> &Iclog {
+        &self.iclogs[self.l_iclog]
+    }
+    /// `ic_next`
     pub fn next(&self, i: usize) -> usize {
         (i + 1) % self.iclogs.len()
     }
+    /// `ic_prev`
     pub fn prev(&self, i: usize) -> usize {
         (i + self.iclogs.len() - 1) % self.iclogs.len()
     }
@@ -84,9 +98,9 @@ impl Xlog {
     /// `xlog_state_get_iclog_space`: `None` when the head is not ACTIVE (caller sleeps on
     /// `l_flush_wait` and counts `noiclogs`). Takes a reference on the iclog. Iclogs that
     /// were switched out with no other holder are pushed to `to_sync`.
-    pub fn get_iclog_space(&mut self, len: u32, to_sync: &mut Vec<usize>) -> Option<IclogSpace> {
+    pub fn xlog_state_get_iclog_space(&mut self, len: u32, to_sync: &mut Vec<usize>) -> Option<IclogSpace> {
         loop {
-            let i = self.head;
+            let i = self.l_iclog;
             if self.iclogs[i].state != IclogState::Active {
                 return None;
             }
@@ -102,8 +116,8 @@ impl Xlog {
             let avail = cap - self.iclogs[i].offset;
             if avail < 2 * OP_HDR {
                 // Room for fewer than two op headers: switch it out and start again.
-                self.switch_iclogs(i, cap);
-                if self.release_iclog(i) {
+                self.xlog_state_switch_iclogs(i, cap);
+                if self.xlog_state_release_iclog(i) {
                     to_sync.push(i);
                 }
                 continue;
@@ -113,7 +127,7 @@ impl Xlog {
                 self.iclogs[i].offset += len;
             } else {
                 self.iclogs[i].offset = cap;
-                self.switch_iclogs(i, cap);
+                self.xlog_state_switch_iclogs(i, cap);
             }
             return Some(IclogSpace { iclog: i, start, avail: len.min(avail), first });
         }
@@ -126,15 +140,15 @@ impl Xlog {
     ///  past l_logBBsize it wraps to the start and the cycle advances:
     ///  |rec|rec|rec|..........|rec|re|   ->   |c|rec|...   (cycle + 1)
     /// ```
-    pub fn switch_iclogs(&mut self, i: usize, eventual: u32) {
-        debug_assert_eq!(i, self.head);
+    pub fn xlog_state_switch_iclogs(&mut self, i: usize, eventual: u32) {
+        debug_assert_eq!(i, self.l_iclog);
         self.set_state(i, IclogState::WantSync);
         let eventual = if eventual == 0 { self.iclogs[i].offset } else { eventual };
         self.iclogs[i].prev_block = self.prev_block;
         self.prev_block = self.curr_block;
         self.prev_cycle = self.curr_cycle;
         self.curr_block += (btobb(eventual as u64) + btobb(self.geo.iclog_hsize as u64)) as u32;
-        let ro_bb = self.geo.roundoff / 512;
+        let ro_bb = self.geo.roundoff / BBSIZE;
         if ro_bb > 1 {
             self.curr_block = self.curr_block.div_ceil(ro_bb) * ro_bb;
         }
@@ -142,12 +156,12 @@ impl Xlog {
             self.curr_block -= self.geo.log_bb;
             self.curr_cycle = next_cycle(self.curr_cycle);
         }
-        self.head = self.next(i);
+        self.l_iclog = self.next(i);
     }
 
     /// `xlog_state_release_iclog`: drops a reference; true when this starts I/O (the last
     /// reference of a WANT_SYNC iclog), after moving it to SYNCING.
-    pub fn release_iclog(&mut self, i: usize) -> bool {
+    pub fn xlog_state_release_iclog(&mut self, i: usize) -> bool {
         let ic = &mut self.iclogs[i];
         assert!(ic.refcnt > 0, "releasing iclog {i} with no reference");
         ic.refcnt -= 1;
@@ -159,7 +173,7 @@ impl Xlog {
     }
 
     /// `xlog_get_lowest_lsn`: lowest `h_lsn` among iclogs with I/O or callbacks pending.
-    fn lowest_lsn(&self) -> Option<Lsn> {
+    fn xlog_get_lowest_lsn(&self) -> Option<Lsn> {
         self.iclogs
             .iter()
             .filter(|ic| !matches!(ic.state, IclogState::Active | IclogState::Dirty))
@@ -172,12 +186,12 @@ impl Xlog {
     pub fn next_callback_iclog(&mut self) -> Option<usize> {
         let n = self.iclogs.len();
         for k in 0..n {
-            let i = (self.head + k) % n;
+            let i = (self.l_iclog + k) % n;
             match self.iclogs[i].state {
                 IclogState::Active | IclogState::Dirty | IclogState::Callback => continue,
                 IclogState::WantSync | IclogState::Syncing => return None,
                 IclogState::DoneSync => {
-                    if Some(self.iclogs[i].lsn) > self.lowest_lsn() {
+                    if Some(self.iclogs[i].lsn) > self.xlog_get_lowest_lsn() {
                         return None;
                     }
                     self.set_state(i, IclogState::Callback);
@@ -193,12 +207,12 @@ impl Xlog {
 
     /// `xlog_state_clean_iclog` + `xlog_state_activate_iclogs`: CALLBACK -> DIRTY, then
     /// DIRTY iclogs from the head become ACTIVE up to the first busy one.
-    pub fn clean_iclog(&mut self, i: usize) -> Vec<usize> {
+    pub fn xlog_state_clean_iclog(&mut self, i: usize) -> Vec<usize> {
         self.set_state(i, IclogState::Dirty);
         let n = self.iclogs.len();
         let mut activated = Vec::new();
         for k in 0..n {
-            let j = (self.head + k) % n;
+            let j = (self.l_iclog + k) % n;
             match self.iclogs[j].state {
                 IclogState::Dirty => {
                     self.set_state(j, IclogState::Active);
@@ -212,6 +226,100 @@ impl Xlog {
         activated
     }
 
+    /// `atomic_inc(&iclog->ic_refcnt)`: a holder keeps the iclog from being synced.
+    pub fn iclog_hold(&mut self, i: usize) {
+        self.iclogs[i].refcnt += 1;
+    }
+
+    /// `iclog->ic_flags |= flags` (`XLOG_ICL_NEED_FLUSH`, `XLOG_ICL_NEED_FUA`).
+    pub fn iclog_set_flags(&mut self, i: usize, flags: u32) {
+        self.iclogs[i].flags |= flags;
+    }
+
+    /// `h_tail_lsn`, stamped when the iclog is released (or at sync, if not yet).
+    pub fn iclog_set_tail(&mut self, i: usize, tail: Lsn) {
+        self.iclogs[i].tail_lsn = tail;
+    }
+
+    /// `xlog_write_iovec` with its op header: copies one region (or part of one) at `pos`.
+    pub fn xlog_write_iovec(&mut self, i: usize, pos: usize, hdr: &OpHeader, payload: &[u8]) {
+        let buf = &mut self.iclogs[i].data;
+        let data = pos + OP_HDR as usize;
+        hdr.write(&mut buf[pos..data]);
+        buf[data..data + payload.len()].copy_from_slice(payload);
+    }
+
+    /// After one `xlog_write` round: `nops` op headers went in and the copy ended at `end`.
+    /// Byte-exact: a switched-out iclog's offset becomes what was really copied.
+    pub fn xlog_write_done(&mut self, i: usize, end: u32, nops: u32) {
+        let cap = self.geo.ic_capacity;
+        let ic = &mut self.iclogs[i];
+        if ic.offset == cap && end < ic.offset {
+            ic.offset = end;
+        }
+        ic.num_logops += nops;
+    }
+
+    /// `xlog_cil_set_ctx_write_state` for a commit record: an extra reference on the commit
+    /// iclog and the checkpoint's callback attached, in commit order (`ic_callbacks`).
+    pub fn xlog_cil_attach_callback(&mut self, i: usize, ckpt: u32) {
+        let ic = &mut self.iclogs[i];
+        ic.refcnt += 1;
+        ic.callbacks.push(ckpt);
+    }
+
+    /// `xlog_wait_on_iclog`: sleep on `ic_force_wait` until the iclog's callbacks have run.
+    pub fn xlog_wait_on_iclog(&mut self, i: usize, task: TaskId) {
+        self.iclogs[i].force_wait.push(task);
+    }
+
+    /// `xlog_wait(&iclog->ic_write_wait)`: sleep until the iclog's write completes.
+    pub fn xlog_wait_on_iclog_write(&mut self, i: usize, task: TaskId) {
+        self.iclogs[i].write_wait.push(task);
+    }
+
+    /// Sleep on `l_flush_wait` for an ACTIVE ring head (`noiclogs`).
+    pub fn xlog_wait_for_iclog(&mut self, task: TaskId) {
+        self.flush_wait.push(task);
+    }
+
+    /// The ring head is ACTIVE again: the tasks on `l_flush_wait` to wake.
+    pub fn xlog_flush_wait_wake(&mut self) -> Vec<TaskId> {
+        if self.head_iclog().state == IclogState::Active {
+            std::mem::take(&mut self.flush_wait)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The record was split in `parts` device writes; all must complete.
+    pub fn iclog_io_start(&mut self, i: usize, parts: u32) {
+        self.iclogs[i].io_pending = parts;
+    }
+
+    /// One of the iclog's device writes completed: true when it was the last.
+    pub fn iclog_io_done(&mut self, i: usize) -> bool {
+        let ic = &mut self.iclogs[i];
+        ic.io_pending -= 1;
+        ic.io_pending == 0
+    }
+
+    /// `xlog_state_done_syncing`: SYNCING -> DONE_SYNC; returns the `ic_write_wait` sleepers.
+    pub fn xlog_state_done_syncing(&mut self, i: usize) -> Vec<TaskId> {
+        self.set_state(i, IclogState::DoneSync);
+        std::mem::take(&mut self.iclogs[i].write_wait)
+    }
+
+    /// `xlog_state_do_iclog_callbacks`: the checkpoints whose commit records the iclog holds.
+    pub fn xlog_take_callbacks(&mut self, i: usize) -> Vec<u32> {
+        std::mem::take(&mut self.iclogs[i].callbacks)
+    }
+
+    /// After callbacks: `wake_up_all(&iclog->ic_force_wait)`; returns the sleepers.
+    pub fn xlog_force_wait_wake(&mut self, i: usize) -> Vec<TaskId> {
+        std::mem::take(&mut self.iclogs[i].force_wait)
+    }
+
     pub fn reserve_space_left(&self) -> u32 {
         xlog_space_left(self.geo.log_bytes, self.reserve_head, self.tail_lsn)
     }
@@ -222,5 +330,100 @@ impl Xlog {
     /// `xlog_valid_lsn`: an LSN at or behind the current head.
     pub fn valid_lsn(&self, lsn: Lsn) -> bool {
         lsn <= Lsn::new(self.curr_cycle, self.curr_block)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Scenario, Size};
+
+    /// A 2 MiB log (4096 blocks) of 32 KiB iclogs, or with a log stripe unit.
+    fn log(lsu: u64) -> Xlog {
+        let s = Scenario { log_size: Size(2 << 20), lsu: Size(lsu), tx_logres: 1024, ..Scenario::default() };
+        Xlog::new(s.validate().unwrap())
+    }
+
+    #[test]
+    fn switch_advances_the_head_by_header_and_data_blocks() {
+        let mut l = log(0);
+        let mut to_sync = Vec::new();
+        let sp = l.xlog_state_get_iclog_space(1000, &mut to_sync).unwrap();
+        assert_eq!((sp.iclog, sp.start, sp.avail, sp.first), (0, 0, 1000, true));
+        assert_eq!(l.iclog(0).lsn, Lsn::new(1, 0));
+        l.xlog_state_switch_iclogs(0, 0);
+        // 1000 bytes -> 2 blocks, plus one header block.
+        assert_eq!((l.curr_cycle, l.curr_block), (1, 3));
+        assert_eq!(l.l_iclog, 1);
+        assert_eq!(l.iclog(0).state, IclogState::WantSync);
+        assert!(l.xlog_state_release_iclog(0), "last reference of a WANT_SYNC iclog starts I/O");
+        assert_eq!(l.iclog(0).state, IclogState::Syncing);
+    }
+
+    #[test]
+    fn stripe_unit_rounds_the_head_up() {
+        let mut l = log(32 << 10);
+        let mut to_sync = Vec::new();
+        l.xlog_state_get_iclog_space(100, &mut to_sync).unwrap();
+        l.xlog_state_switch_iclogs(0, 0);
+        assert_eq!(l.curr_block, 64, "one 32 KiB stripe unit");
+    }
+
+    #[test]
+    fn head_wraps_to_block_zero_with_the_next_cycle() {
+        let mut l = log(0);
+        l.curr_block = 4096 - 2;
+        let mut to_sync = Vec::new();
+        l.xlog_state_get_iclog_space(1000, &mut to_sync).unwrap();
+        l.xlog_state_switch_iclogs(0, 0);
+        assert_eq!((l.curr_cycle, l.curr_block), (2, 1));
+        assert_eq!(l.iclog(0).lsn, Lsn::new(1, 4094));
+    }
+
+    #[test]
+    fn ring_neighbours_wrap() {
+        let l = log(0);
+        assert_eq!(l.next(7), 0);
+        assert_eq!(l.prev(0), 7);
+        assert_eq!(l.prev(l.next(3)), 3);
+    }
+
+    #[test]
+    fn a_nearly_full_head_is_switched_out_and_the_next_one_used() {
+        let mut l = log(0);
+        let cap = l.geo.ic_capacity;
+        let mut to_sync = Vec::new();
+        l.xlog_state_get_iclog_space(cap - 20, &mut to_sync).unwrap();
+        assert!(!l.xlog_state_release_iclog(0), "ACTIVE iclogs are not synced on release");
+        // 20 bytes left: fewer than two op headers, so iclog 0 goes out and iclog 1 serves.
+        let sp = l.xlog_state_get_iclog_space(100, &mut to_sync).unwrap();
+        assert_eq!(to_sync, vec![0]);
+        assert_eq!(sp.iclog, 1);
+        assert_eq!(l.iclog(0).state, IclogState::Syncing);
+    }
+
+    #[test]
+    fn completion_runs_callbacks_in_ring_order_and_reactivates() {
+        let mut l = log(0);
+        let mut to_sync = Vec::new();
+        for i in 0..2 {
+            let sp = l.xlog_state_get_iclog_space(100, &mut to_sync).unwrap();
+            assert_eq!(sp.iclog, i);
+            l.xlog_cil_attach_callback(i, i as u32);
+            l.xlog_state_switch_iclogs(i, 0);
+            l.xlog_state_release_iclog(i);
+            assert!(l.xlog_state_release_iclog(i));
+        }
+        l.xlog_wait_on_iclog(0, 42);
+        // The second write completes first: its callbacks wait for the first.
+        assert!(l.xlog_state_done_syncing(1).is_empty());
+        assert_eq!(l.next_callback_iclog(), None);
+        l.xlog_state_done_syncing(0);
+        assert_eq!(l.next_callback_iclog(), Some(0));
+        assert_eq!(l.xlog_take_callbacks(0), vec![0]);
+        assert_eq!(l.last_sync_lsn, l.iclog(0).lsn);
+        l.xlog_state_clean_iclog(0);
+        assert_eq!(l.xlog_force_wait_wake(0), vec![42]);
+        assert_eq!(l.next_callback_iclog(), Some(1));
     }
 }

@@ -12,8 +12,8 @@ pub const LOG_FUA_FLAG: u64 = 1 << 1;
 pub const LOG_DISCARD_FLAG: u64 = 1 << 2;
 pub const LOG_MARK_FLAG: u64 = 1 << 3;
 pub const LOG_METADATA_FLAG: u64 = 1 << 4;
-/// The log device's sector size: one entry header per sector.
-pub const SECTORSIZE: u32 = 512;
+/// `log_write_super.sectorsize`: one entry header per 512-byte basic block.
+pub const SECTORSIZE: u32 = crate::units::BBSIZE;
 
 /// One logged entry: a write (with data), an empty flush, or a mark.
 #[derive(Clone, Debug, PartialEq, Eq)]

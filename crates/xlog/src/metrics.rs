@@ -18,7 +18,6 @@ pub struct Counters {
     pub bytes_logged: u64,
     pub metadata_writebacks: u64,
     pub metadata_reads: u64,
-    pub reservation_overruns: u64,
     pub checkpoints: u64,
     /// Cache flushes issued when the last checkpoint completed: the next one's do not count.
     pub flushes_at_checkpoint: u64,
@@ -34,16 +33,6 @@ pub struct Counters {
     pub tail_moved_after_flush: u64,
     /// ... of which single-iclog checkpoints: their commit iclog has FUA but no PREFLUSH.
     pub tail_moved_fua_only: u64,
-    /// Log records written without PREFLUSH whose `h_tail_lsn` is past the tail at the data
-    /// device's latest flush: the tail moved for metadata still in the volatile cache.
-    pub records_tail_uncovered: u64,
-    /// ... of which carry a commit record: a crash can keep it and lose that metadata.
-    pub commit_iclogs_tail_uncovered: u64,
-    /// Brian's race (Jan 2021): log writes without PREFLUSH that overwrite log blocks whose
-    /// metadata no *completed* flush has made stable (a flush still in flight orders nothing).
-    pub log_overwrites_unflushed: u64,
-    /// Start records written before an older checkpoint's (concurrent pushes, unordered).
-    pub start_records_unordered: u64,
     pub shadow_allocations: u64,
     pub events: u64,
 }
@@ -63,7 +52,6 @@ impl Default for Counters {
             bytes_logged: 0,
             metadata_writebacks: 0,
             metadata_reads: 0,
-            reservation_overruns: 0,
             checkpoints: 0,
             flushes_at_checkpoint: 0,
             checkpoint_bytes: Histogram::new_with_bounds(1, 1 << 40, 2).expect("valid histogram bounds"),
@@ -75,10 +63,6 @@ impl Default for Counters {
             cil_throttle_wakes_skipped: 0,
             tail_moved_after_flush: 0,
             tail_moved_fua_only: 0,
-            records_tail_uncovered: 0,
-            commit_iclogs_tail_uncovered: 0,
-            log_overwrites_unflushed: 0,
-            start_records_unordered: 0,
             shadow_allocations: 0,
             events: 0,
         }

@@ -2,8 +2,9 @@
 //! It alone sees the checkpoint history; recovery never does.
 
 use crate::format;
+use crate::layout::{item_daddr, META_BB};
 use crate::recovery::{read_record, recover, Image, RecoveryReport};
-use crate::sim::{History, META_BB, META_START_SECTOR};
+use crate::sim::History;
 use crate::units::Lsn;
 use std::collections::BTreeMap;
 
@@ -117,7 +118,7 @@ impl<'h> Oracle<'h> {
         let data = &img.devs[img.data_dev];
         let mut in_place: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
         for &item in self.touches.keys() {
-            if let Some((id, v, lsn)) = data.with_sector(META_START_SECTOR + item as u64 * META_BB, format::read_meta) {
+            if let Some((id, v, lsn)) = data.with_sector(item_daddr(item), format::read_meta) {
                 if id == item {
                     in_place.insert(item, (v, lsn));
                 }

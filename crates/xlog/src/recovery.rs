@@ -6,13 +6,13 @@ use crate::format::{
     self, rh, OpHeader, BLF_HDR, XFS_BLF_CANCEL, XFS_LI_BUF, XFS_LI_INODE, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS,
     XLOG_CYCLE_DATA_WORDS, XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
 };
-use crate::sim::{META_BB, META_START_SECTOR};
+use crate::layout::{item_daddr, META_BB, META_START_SECTOR};
 use crate::units::{btobb, Lsn, XLOG_HEADER_MAGIC_NUM};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// `XLOG_MAX_ICLOGS`: how many records back from the head a torn write may reach.
-const XLOG_MAX_ICLOGS: usize = 8;
+const XLOG_MAX_ICLOGS: usize = format::XLOG_MAX_ICLOGS as usize;
 
 /// Writes a crash kept on top of stable media, looked up in place instead of copied.
 #[derive(Clone, Copy, Debug)]
@@ -166,7 +166,7 @@ fn is_header(img: &Image, blk: u32) -> Option<[u8; SECTOR]> {
 }
 
 fn heads_of(hdr: &[u8]) -> u32 {
-    format::be32(hdr, rh::SIZE).div_ceil(crate::scenario::XLOG_HEADER_CYCLE_SIZE).max(1)
+    format::be32(hdr, rh::SIZE).div_ceil(crate::format::XLOG_HEADER_CYCLE_SIZE).max(1)
 }
 
 /// `xlog_find_verify_log_record`: if `head` lands inside a record, move it to its header.
@@ -584,7 +584,7 @@ fn replay(
         }
         let is_inode = it.is_inode;
         let (id, v) = it.payload.ok_or("log item without data")?;
-        if blkno != META_START_SECTOR + id as u64 * META_BB {
+        if blkno != item_daddr(id) {
             return Err(format!("item at daddr {blkno} carries item {id}"));
         }
         // v5 ordering: buffers at or after this transaction's LSN are not overwritten;

@@ -1,6 +1,6 @@
 //! What a run is: geometry, device, workload, policies and seed, with validation by field.
 
-use crate::units::{format_duration, format_size, parse_duration, parse_size, Ns, BBSIZE};
+use crate::units::{format_duration, format_size, parse_duration, parse_size, Ns, BBSIZE, NS_PER_SEC, NS_PER_US};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -18,6 +18,10 @@ macro_rules! switch {
                 match s { $($s => Ok($name::$var),)+ _ => Err(format!(
                     "{field}: '{s}' is not allowed (allowed: {})", Self::NAMES.join(", "))) }
             }
+        }
+        impl Setting for $name {
+            fn parse_setting(field: &str, v: &str) -> Result<Self, String> { $name::parse(field, v) }
+            fn setting_text(&self) -> String { self.as_str().into() }
         }
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
@@ -153,7 +157,7 @@ impl Default for Scenario {
     fn default() -> Self {
         Scenario {
             seed: 1,
-            duration: Duration(2 * crate::units::NS_PER_SEC),
+            duration: Duration(2 * NS_PER_SEC),
             writers: 16,
             workload: WorkloadKind::FsyncHeavy,
             device: DeviceClass::Nvme,
@@ -182,143 +186,135 @@ impl Default for Scenario {
             cil_pushers: 4,
             fsync: true,
             fsync_writers: 0,
-            think: Duration(20 * crate::units::NS_PER_US),
+            think: Duration(20 * NS_PER_US),
         }
     }
 }
 
-/// Every `--set` key, in the order `loglab` documents them.
-pub const SET_KEYS: &[&str] = &[
-    "seed",
-    "duration",
-    "writers",
-    "workload",
-    "device",
-    "external_log",
-    "fs_size",
-    "log_size",
-    "iclog_count",
-    "iclog_size",
-    "lsu",
-    "flush",
-    "commit_ordering",
-    "throttle",
-    "unit_res_roundoff",
-    "tail_update",
-    "force_flush",
-    "start_record_order",
-    "shadow_round",
-    "rsum_cache",
-    "device_bug",
-    "crash_model",
-    "tx_logres",
-    "tx_logcount",
-    "tx_items",
-    "tx_chunks",
-    "tx_reads",
-    "cil_pushers",
-    "fsync",
-    "fsync_writers",
-    "think",
-];
-
-fn parse_u64(field: &str, v: &str) -> Result<u64, String> {
-    v.trim().parse().map_err(|_| format!("{field}: '{v}' is not a whole number"))
+/// A field's text form in `--set` values, scenario files and links.
+pub trait Setting: Sized {
+    /// Reads `v`; the error names `field`, the value and what is allowed.
+    fn parse_setting(field: &str, v: &str) -> Result<Self, String>;
+    /// Writes the value so that `parse_setting` reads it back.
+    fn setting_text(&self) -> String;
 }
 
-fn parse_u32(field: &str, v: &str) -> Result<u32, String> {
-    let n = parse_u64(field, v)?;
-    u32::try_from(n).map_err(|_| format!("{field}: {v} is too large (at most {})", u32::MAX))
-}
-
-fn parse_bool(field: &str, v: &str) -> Result<bool, String> {
-    match v.trim() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("{field}: '{v}' is not a boolean (use 0 or 1)")),
+impl Setting for u64 {
+    fn parse_setting(field: &str, v: &str) -> Result<Self, String> {
+        v.trim().parse().map_err(|_| format!("{field}: '{v}' is not a whole number"))
+    }
+    fn setting_text(&self) -> String {
+        self.to_string()
     }
 }
+
+impl Setting for u32 {
+    fn parse_setting(field: &str, v: &str) -> Result<Self, String> {
+        let n = u64::parse_setting(field, v)?;
+        u32::try_from(n).map_err(|_| format!("{field}: {v} is too large (at most {})", u32::MAX))
+    }
+    fn setting_text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Setting for bool {
+    fn parse_setting(field: &str, v: &str) -> Result<Self, String> {
+        match v.trim() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(format!("{field}: '{v}' is not a boolean (use 0 or 1)")),
+        }
+    }
+    fn setting_text(&self) -> String {
+        if *self { "1" } else { "0" }.into()
+    }
+}
+
+impl Setting for Size {
+    fn parse_setting(field: &str, v: &str) -> Result<Self, String> {
+        parse_size(field, v).map(Size)
+    }
+    fn setting_text(&self) -> String {
+        format_size(self.0)
+    }
+}
+
+impl Setting for Duration {
+    fn parse_setting(field: &str, v: &str) -> Result<Self, String> {
+        parse_duration(field, v).map(Duration)
+    }
+    fn setting_text(&self) -> String {
+        format_duration(self.0)
+    }
+}
+
+fn unknown_key(key: &str) -> String {
+    format!("unknown key '{key}' (allowed: {})", SET_KEYS.join(", "))
+}
+
+/// The `--set` keys, once: `SET_KEYS` (in the order `loglab` documents them), `set` and `get`.
+macro_rules! settings {
+    ($($key:ident),+ $(,)?) => {
+        /// Every `--set` key, in the order `loglab` documents them.
+        pub const SET_KEYS: &[&str] = &[$(stringify!($key)),+];
+
+        impl Scenario {
+            /// Applies one `key=value` setting, naming the key in any error.
+            pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+                match key {
+                    $(stringify!($key) => self.$key = Setting::parse_setting(key, value)?,)+
+                    _ => return Err(unknown_key(key)),
+                }
+                Ok(())
+            }
+
+            /// The value of one `--set` key, written so that `set` reads it back.
+            pub fn get(&self, key: &str) -> Result<String, String> {
+                match key {
+                    $(stringify!($key) => Ok(self.$key.setting_text()),)+
+                    _ => Err(unknown_key(key)),
+                }
+            }
+        }
+    };
+}
+
+settings!(
+    seed,
+    duration,
+    writers,
+    workload,
+    device,
+    external_log,
+    fs_size,
+    log_size,
+    iclog_count,
+    iclog_size,
+    lsu,
+    flush,
+    commit_ordering,
+    throttle,
+    unit_res_roundoff,
+    tail_update,
+    force_flush,
+    start_record_order,
+    shadow_round,
+    rsum_cache,
+    device_bug,
+    crash_model,
+    tx_logres,
+    tx_logcount,
+    tx_items,
+    tx_chunks,
+    tx_reads,
+    cil_pushers,
+    fsync,
+    fsync_writers,
+    think,
+);
 
 impl Scenario {
-    /// Applies one `key=value` setting, naming the key in any error.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let v = value;
-        match key {
-            "seed" => self.seed = parse_u64(key, v)?,
-            "duration" => self.duration = Duration(parse_duration(key, v)?),
-            "writers" => self.writers = parse_u32(key, v)?,
-            "workload" => self.workload = WorkloadKind::parse(key, v)?,
-            "device" => self.device = DeviceClass::parse(key, v)?,
-            "external_log" => self.external_log = parse_bool(key, v)?,
-            "fs_size" => self.fs_size = Size(parse_size(key, v)?),
-            "log_size" => self.log_size = Size(parse_size(key, v)?),
-            "iclog_count" => self.iclog_count = parse_u32(key, v)?,
-            "iclog_size" => self.iclog_size = Size(parse_size(key, v)?),
-            "lsu" => self.lsu = Size(parse_size(key, v)?),
-            "flush" => self.flush = FlushPolicy::parse(key, v)?,
-            "commit_ordering" => self.commit_ordering = CommitOrdering::parse(key, v)?,
-            "throttle" => self.throttle = Throttle::parse(key, v)?,
-            "unit_res_roundoff" => self.unit_res_roundoff = UnitResRoundoff::parse(key, v)?,
-            "tail_update" => self.tail_update = TailUpdate::parse(key, v)?,
-            "force_flush" => self.force_flush = ForceFlush::parse(key, v)?,
-            "start_record_order" => self.start_record_order = StartRecordOrder::parse(key, v)?,
-            "shadow_round" => self.shadow_round = ShadowRound::parse(key, v)?,
-            "rsum_cache" => self.rsum_cache = RsumCache::parse(key, v)?,
-            "device_bug" => self.device_bug = DeviceBug::parse(key, v)?,
-            "crash_model" => self.crash_model = CrashModel::parse(key, v)?,
-            "tx_logres" => self.tx_logres = parse_u32(key, v)?,
-            "tx_logcount" => self.tx_logcount = parse_u32(key, v)?,
-            "tx_items" => self.tx_items = parse_u32(key, v)?,
-            "tx_chunks" => self.tx_chunks = parse_u32(key, v)?,
-            "tx_reads" => self.tx_reads = parse_u32(key, v)?,
-            "cil_pushers" => self.cil_pushers = parse_u32(key, v)?,
-            "fsync" => self.fsync = parse_bool(key, v)?,
-            "fsync_writers" => self.fsync_writers = parse_u32(key, v)?,
-            "think" => self.think = Duration(parse_duration(key, v)?),
-            _ => return Err(format!("unknown key '{key}' (allowed: {})", SET_KEYS.join(", "))),
-        }
-        Ok(())
-    }
-
-    /// The value of one `--set` key, written so that `set` reads it back.
-    pub fn get(&self, key: &str) -> Result<String, String> {
-        let b = |v: bool| if v { "1".to_string() } else { "0".to_string() };
-        Ok(match key {
-            "seed" => self.seed.to_string(),
-            "duration" => format_duration(self.duration.0),
-            "writers" => self.writers.to_string(),
-            "workload" => self.workload.as_str().into(),
-            "device" => self.device.as_str().into(),
-            "external_log" => b(self.external_log),
-            "fs_size" => format_size(self.fs_size.0),
-            "log_size" => format_size(self.log_size.0),
-            "iclog_count" => self.iclog_count.to_string(),
-            "iclog_size" => format_size(self.iclog_size.0),
-            "lsu" => format_size(self.lsu.0),
-            "flush" => self.flush.as_str().into(),
-            "commit_ordering" => self.commit_ordering.as_str().into(),
-            "throttle" => self.throttle.as_str().into(),
-            "unit_res_roundoff" => self.unit_res_roundoff.as_str().into(),
-            "tail_update" => self.tail_update.as_str().into(),
-            "force_flush" => self.force_flush.as_str().into(),
-            "start_record_order" => self.start_record_order.as_str().into(),
-            "shadow_round" => self.shadow_round.as_str().into(),
-            "rsum_cache" => self.rsum_cache.as_str().into(),
-            "device_bug" => self.device_bug.as_str().into(),
-            "crash_model" => self.crash_model.as_str().into(),
-            "tx_logres" => self.tx_logres.to_string(),
-            "tx_logcount" => self.tx_logcount.to_string(),
-            "tx_items" => self.tx_items.to_string(),
-            "tx_chunks" => self.tx_chunks.to_string(),
-            "tx_reads" => self.tx_reads.to_string(),
-            "cil_pushers" => self.cil_pushers.to_string(),
-            "fsync" => b(self.fsync),
-            "fsync_writers" => self.fsync_writers.to_string(),
-            "think" => format_duration(self.think.0),
-            _ => return Err(format!("unknown key '{key}' (allowed: {})", SET_KEYS.join(", "))),
-        })
-    }
-
     /// The keys (in `SET_KEYS` order) whose values differ from `base`.
     pub fn diff(&self, base: &Scenario) -> Vec<(&'static str, String)> {
         SET_KEYS
@@ -330,18 +326,8 @@ impl Scenario {
             .collect()
     }
 
-    /// First sector of the log on its device: an internal log sits in the middle of the data
-    /// device, as mkfs places it in the middle AG; an external log starts at 0.
-    pub fn log_start_sector(&self) -> u64 {
-        if self.external_log {
-            0
-        } else {
-            (self.fs_size.0 / 512 / 2) & !7
-        }
-    }
-
-    /// Checks every field and derives the log geometry; the error names field, value and range.
-    pub fn validate(&self) -> Result<Geometry, String> {
+    /// Checks each field on its own; `validate` (in `geometry`) then checks them together.
+    pub fn check_fields(&self) -> Result<(), String> {
         let range = |field: &str, v: u64, lo: u64, hi: u64| -> Result<(), String> {
             if v < lo || v > hi {
                 Err(format!("{field}: {v} is out of range (allowed: {lo} to {hi})"))
@@ -364,32 +350,17 @@ impl Scenario {
         if !lsu.is_multiple_of(BBSIZE as u64) {
             return Err(format!("lsu: {lsu} is not a multiple of 512 bytes"));
         }
-        if lsu > ic {
-            return Err(format!(
-                "iclog_size: {} is smaller than lsu {} (logbuf size must be greater than or equal to log stripe size)",
-                format_size(ic),
-                format_size(lsu)
-            ));
-        }
         let log = self.log_size.0;
         if !log.is_multiple_of(4096) {
             return Err(format!("log_size: {log} is not a multiple of 4KiB"));
         }
-        range("log_size", log, LOG_BYTES_MIN, LOG_BYTES_MAX).map_err(|e| format!("{e} bytes (2MiB to 2GiB-10MiB)"))?;
         if self.fs_size.0 < 16 << 20 || self.fs_size.0 > 1 << 50 {
             return Err(format!("fs_size: {} is out of range (allowed: 16MiB to 1PiB)", format_size(self.fs_size.0)));
-        }
-        if !self.external_log && log * 4 > self.fs_size.0 {
-            return Err(format!(
-                "log_size: {} does not fit an internal log in fs_size {} (at most a quarter of it)",
-                format_size(log),
-                format_size(self.fs_size.0)
-            ));
         }
         range("writers", self.writers as u64, 1, 4096)?;
         range("fsync_writers", self.fsync_writers as u64, 0, 4096)?;
         let d = self.duration.0;
-        if d == 0 || d > 3600 * crate::units::NS_PER_SEC {
+        if d == 0 || d > 3600 * NS_PER_SEC {
             return Err(format!("duration: {} is out of range (allowed: 1ns to 1h)", format_duration(d)));
         }
         range("tx_logres", self.tx_logres as u64, 1024, 4 << 20)?;
@@ -398,90 +369,20 @@ impl Scenario {
         range("tx_reads", self.tx_reads as u64, 0, 64)?;
         range("tx_chunks", self.tx_chunks as u64, 1, 32)?;
         range("cil_pushers", self.cil_pushers as u64, 1, 8)?;
-        if self.think.0 > 10 * crate::units::NS_PER_SEC {
+        if self.think.0 > 10 * NS_PER_SEC {
             return Err(format!("think: {} is out of range (allowed: 0 to 10s)", format_duration(self.think.0)));
         }
-        let per_writer = crate::sim::items_per_writer(self, self.log_start_sector());
-        if per_writer < self.tx_items * 4 {
-            return Err(format!(
-                "fs_size: {} holds {per_writer} metadata blocks per writer, fewer than the {} that {} writers x tx_items {} need",
-                format_size(self.fs_size.0),
-                self.tx_items * 4,
-                self.writers,
-                self.tx_items
-            ));
-        }
-        let geo = Geometry::new(self);
-        // The log must hold at least two maximal transactions (XFS_MIN_LOG_FACTOR).
-        let unit = crate::grant::xlog_calc_unit_res(&geo, self.tx_logres, self.unit_res_roundoff);
-        let need = unit as u64 * self.tx_logcount as u64 * 3;
-        if need > log {
-            return Err(format!(
-                "log_size: {} is smaller than the minimum {} for tx_logres {} x tx_logcount {} (3 maximal transactions)",
-                format_size(log),
-                need,
-                self.tx_logres,
-                self.tx_logcount
-            ));
-        }
-        Ok(geo)
+        Ok(())
     }
 }
 
-/// The `-l size=` lower limit and `XFS_MAX_LOG_BYTES`.
+/// The model's smallest log (`-l size=` lower limit); the largest is `XFS_MAX_LOG_BYTES`.
 pub const LOG_BYTES_MIN: u64 = 2 << 20;
-pub const LOG_BYTES_MAX: u64 = (2 << 30) - (10 << 20);
-pub const XLOG_HEADER_CYCLE_SIZE: u32 = 32 << 10;
-
-/// Log geometry derived from a validated scenario (`xlog_alloc_log` values).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Geometry {
-    /// `l_logBBsize`
-    pub log_bb: u32,
-    /// `l_logsize`
-    pub log_bytes: u32,
-    /// `l_iclog_size`
-    pub iclog_size: u32,
-    pub iclog_count: u32,
-    /// `l_iclog_heads`, `l_iclog_hsize`
-    pub iclog_heads: u32,
-    pub iclog_hsize: u32,
-    /// `l_iclog_roundoff`
-    pub roundoff: u32,
-    /// `ic_size`: data capacity of one iclog.
-    pub ic_capacity: u32,
-}
-
-impl Geometry {
-    fn new(s: &Scenario) -> Geometry {
-        let iclog_size = s.iclog_size.0 as u32;
-        let heads = iclog_size.div_ceil(XLOG_HEADER_CYCLE_SIZE);
-        let hsize = heads << 9;
-        let roundoff = if s.lsu.0 > BBSIZE as u64 { s.lsu.0 as u32 } else { BBSIZE };
-        Geometry {
-            log_bb: (s.log_size.0 / BBSIZE as u64) as u32,
-            log_bytes: s.log_size.0 as u32,
-            iclog_size,
-            iclog_count: s.iclog_count,
-            iclog_heads: heads,
-            iclog_hsize: hsize,
-            roundoff,
-            ic_capacity: iclog_size - hsize,
-        }
-    }
-}
 
 #[cfg(test)]
 #[allow(clippy::field_reassign_with_default)] // tests change one knob at a time
 mod tests {
     use super::*;
-
-    #[test]
-    fn default_is_valid() {
-        let g = Scenario::default().validate().unwrap();
-        assert_eq!(g.iclog_hsize, 512);
-        assert_eq!(g.ic_capacity, 32 * 1024 - 512);
-    }
 
     #[test]
     fn bad_geometry_names_field_value_and_range() {
@@ -508,14 +409,5 @@ mod tests {
         assert!(s.set("flush", "sometimes").unwrap_err().contains("legacy, series-v1, v5.14, upstream"));
         s.set("log_size", "32MiB").unwrap();
         assert_eq!(s.log_size, Size(32 << 20));
-    }
-
-    #[test]
-    fn header_size_per_32k() {
-        let mut s = Scenario::default();
-        for (kib, hsize) in [(32, 512), (64, 1024), (128, 2048), (256, 4096)] {
-            s.iclog_size = Size(kib << 10);
-            assert_eq!(s.validate().unwrap().iclog_hsize, hsize);
-        }
     }
 }

@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-pub const SECTOR: usize = 512;
+/// `BBSIZE` as an index type: the unit every device offset is counted in.
+pub const SECTOR: usize = crate::units::BBSIZE as usize;
 const PER_PAGE: u64 = 8;
 
 #[derive(Clone, Debug, PartialEq, Eq)]

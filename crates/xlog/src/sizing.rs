@@ -7,17 +7,17 @@
 
 use serde::Serialize;
 
-const BBSIZE: u64 = 512;
+// The log format's constants, widened to the u64 arithmetic mkfs uses.
+const BBSIZE: u64 = crate::units::BBSIZE as u64;
 const XFS_MIN_LOG_BLOCKS: u64 = 512;
 const XFS_MAX_LOG_BLOCKS: u64 = 1024 * 1024;
-const XFS_MIN_LOG_BYTES: u64 = 10 * 1024 * 1024;
-const XFS_MAX_LOG_BYTES: u64 = 2 * 1024 * 1024 * 1024 - XFS_MIN_LOG_BYTES;
+use crate::format::{XFS_MAX_LOG_BYTES, XFS_MIN_LOG_BYTES};
 const XFS_MIN_LOG_FACTOR: u64 = 3;
 const XFS_DFL_LOG_FACTOR: u64 = 5;
 const XFS_AG_MIN_BYTES: u64 = 1 << 24;
 const XFS_AG_MAX_BYTES: u64 = (1 << 40) - 1;
-const XLOG_MAX_RECORD_BSIZE: u64 = 256 * 1024;
-const XLOG_HEADER_CYCLE_SIZE: u64 = 32 * 1024;
+const XLOG_MAX_RECORD_BSIZE: u64 = crate::format::XLOG_MAX_RECORD_BSIZE as u64;
+const XLOG_HEADER_CYCLE_SIZE: u64 = crate::format::XLOG_HEADER_CYCLE_SIZE as u64;
 /// `-l su` larger than this is refused (and an inherited data stripe unit is cut to 32 KiB).
 const XLOG_MAX_LSU: u64 = 256 * 1024;
 

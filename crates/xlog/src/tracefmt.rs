@@ -2,14 +2,14 @@
 //! so that awk pipelines written for real traces work on ours. Events the kernel has no
 //! tracepoint for (CIL push start, checkpoint done) print as `loglab_*` events.
 
+use crate::grant::XLOG_TIC_PERM_RESERV;
 use crate::iclog::icl_flags_str;
-use crate::sim::{TASK_IOEND, TASK_LOG_WORKER, TASK_PUSH_BASE, TASK_XFSAILD};
+use crate::sim::tasks::{TASK_IOEND, TASK_LOG_WORKER, TASK_PUSH_BASE, TASK_XFSAILD};
 use crate::trace::{TraceEvent, TraceKind};
 use crate::units::{Lsn, NS_PER_SEC};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-const XLOG_TIC_PERM_RESERV: u32 = 0x1;
 /// Block device numbers: the data device and an external log device.
 const DEVS: [(u32, u32); 2] = [(8, 16), (8, 32)];
 /// Simulated CPUs: tasks are spread over them by id.

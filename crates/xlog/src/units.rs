@@ -6,6 +6,9 @@ use std::fmt;
 /// Virtual time in nanoseconds. The model never reads a wall clock.
 pub type Ns = u64;
 
+/// A simulated task: writers are 0..writers, kernel threads have fixed ids (`sim::tasks`).
+pub type TaskId = u32;
+
 pub const NS_PER_US: Ns = 1_000;
 pub const NS_PER_MS: Ns = 1_000_000;
 pub const NS_PER_SEC: Ns = 1_000_000_000;

@@ -5,13 +5,11 @@
 use crate::presets;
 use crate::scenario::{Scenario, SET_KEYS};
 
-/// Where `scripts/lab.sh run` serves the lab.
-pub const LAB_ORIGIN: &str = "http://127.0.0.1:8080/";
-
 /// Keys a link may carry besides the `--set` keys.
 pub const EXTRA_KEYS: &[&str] = &["preset", "crash_event", "crash_state", "crash_budget"];
 
-/// A link to `s`, relative to `preset` when one is named (it must exist).
+/// The query of a link to `s` (`?preset=…&key=value…`, or empty for the default scenario),
+/// relative to `preset` when one is named (it must exist). The caller puts its origin first.
 pub fn encode(s: &Scenario, preset: Option<&str>) -> Result<String, String> {
     let base = match preset {
         Some(p) => presets::find(p)?,
@@ -25,7 +23,7 @@ pub fn encode(s: &Scenario, preset: Option<&str>) -> Result<String, String> {
         q.append_pair(k, &v);
     }
     let q = q.finish();
-    Ok(if q.is_empty() { LAB_ORIGIN.to_string() } else { format!("{LAB_ORIGIN}?{q}") })
+    Ok(if q.is_empty() { String::new() } else { format!("?{q}") })
 }
 
 /// What a link holds: its scenario plus any non-scenario keys (a crash point to replay).
@@ -87,10 +85,11 @@ mod tests {
         s.set("writers", "32").unwrap();
         s.set("log_size", "32MiB").unwrap();
         let u = encode(&s, Some("fsmark-create")).unwrap();
-        assert_eq!(u, format!("{LAB_ORIGIN}?preset=fsmark-create&writers=32&log_size=32MiB"));
+        assert_eq!(u, "?preset=fsmark-create&writers=32&log_size=32MiB");
         assert_eq!(decode(&u).unwrap().scenario, s);
         let plain = encode(&s, None).unwrap();
-        assert_eq!(decode(&plain).unwrap().scenario, s);
+        assert_eq!(decode(&format!("http://127.0.0.1:8080/{plain}")).unwrap().scenario, s);
+        assert_eq!(encode(&Scenario::default(), None).unwrap(), "");
     }
 
     #[test]

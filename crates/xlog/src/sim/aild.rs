@@ -1,11 +1,14 @@
 //! xfsaild (metadata writeback), the periodic log worker, and clean unmount.
 
-use super::{Event, Sim, META_BB, TAG_META, TASK_LOG_WORKER, TASK_XFSAILD};
-use crate::format::{self, OpHeader, XLOG_UNMOUNT_TRANS};
-use crate::grant::OP_HDR;
+use super::liveness::LOG_WORKER_PERIOD;
+use super::tags::IoTag;
+use super::tasks::{TASK_LOG_WORKER, TASK_XFSAILD};
+use super::{Event, Sim};
+use crate::format::{self, OpHeader, OP_HDR, XLOG_UNMOUNT_TRANS};
 use crate::iclog::{XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
+use crate::layout::META_BB;
 use crate::trace::TraceKind;
-use crate::units::{Lsn, NS_PER_MS};
+use crate::units::{Lsn, BBSIZE, NS_PER_MS};
 use rand_core::RngCore;
 
 /// Items one xfsaild pass looks at.
@@ -13,7 +16,7 @@ const AILD_BATCH: usize = 1000;
 
 impl Sim {
     /// One `xfsaild_push` pass: write back unpinned items at or below the target.
-    pub(crate) fn xfsaild_push(&mut self) {
+    pub(super) fn xfsaild_push(&mut self) {
         let batch: Vec<(Lsn, u32)> = self.ail.items_to_push().take(AILD_BATCH).collect();
         let (mut pushed, mut stuck, mut pinned) = (0u32, 0u32, false);
         for &(lsn, id) in &batch {
@@ -30,9 +33,9 @@ impl Sim {
             }
             let (version, daddr, inode) = (item.version, item.daddr, item.kind.is_inode());
             self.items[id as usize].flushing = Some((version, lsn));
-            let block = format::meta_block(id, version, lsn, (META_BB * 512) as usize);
+            let block = format::meta_block(id, version, lsn, (META_BB * BBSIZE as u64) as usize);
             let dd = self.data_dev;
-            let (rid, done) = self.devs[dd].submit_write(self.now, daddr, block, false, false, TAG_META | id as u64);
+            let (rid, done) = self.devs[dd].submit_write(self.now, daddr, block, false, false, IoTag::Meta(id).pack());
             self.emit(TASK_XFSAILD, TraceKind::AilPush { item: id, inode, lsn });
             self.io_at(done, dd, rid);
             self.counters.metadata_writebacks += 1;
@@ -56,7 +59,7 @@ impl Sim {
 
     /// Metadata writeback completed (into the device cache): the item leaves the AIL if it
     /// was not relogged meanwhile, and the tail may move.
-    pub(crate) fn meta_done(&mut self, id: u32) {
+    pub(super) fn meta_done(&mut self, id: u32) {
         let Some((_, lsn)) = self.items[id as usize].flushing.take() else {
             return;
         };
@@ -70,7 +73,7 @@ impl Sim {
     }
 
     /// `xfs_log_worker`: force the log and push the whole AIL every 30 s.
-    pub(crate) fn log_worker(&mut self) {
+    pub(super) fn log_worker(&mut self) {
         self.xfs_log_force_async(TASK_LOG_WORKER);
         if let Some(max) = self.ail.max_lsn() {
             if self.ail.push(max) {
@@ -78,7 +81,7 @@ impl Sim {
             }
         }
         if !self.stopping || !self.queue.is_empty() {
-            self.schedule(self.now + super::LOG_WORKER_PERIOD, Event::LogWorker);
+            self.schedule(self.now + LOG_WORKER_PERIOD, Event::LogWorker);
         }
     }
 
@@ -92,20 +95,19 @@ impl Sim {
         }
         self.run_quiet();
         let dd = self.data_dev;
-        let (id, done) = self.devs[dd].submit_flush(self.now, 0);
+        let (id, done) = self.devs[dd].submit_flush(self.now, IoTag::None.pack());
         self.io_at(done, dd, id);
         self.run_quiet();
         let mut to_sync = Vec::new();
-        let Some(sp) = self.log.get_iclog_space(OP_HDR + 8, &mut to_sync) else { return };
+        let Some(sp) = self.log.xlog_state_get_iclog_space(OP_HDR + 8, &mut to_sync) else { return };
         debug_assert!(to_sync.is_empty() && sp.start == 0, "a drained log has an empty head iclog");
         let i = sp.iclog;
         let tid = self.rng.next_u32();
-        let ic = &mut self.log.iclogs[i];
-        OpHeader { tid, len: 8, clientid: format::XFS_LOG, flags: XLOG_UNMOUNT_TRANS }.write(&mut ic.data[0..12]);
+        let hdr = OpHeader { tid, len: 8, clientid: format::XFS_LOG, flags: XLOG_UNMOUNT_TRANS };
         // xfs_unmount_log_format: magic XLOG_UNMOUNT_TYPE 0x556e, padding.
-        ic.data[12..20].copy_from_slice(&[0x6e, 0x55, 0, 0, 0, 0, 0, 0]);
-        ic.num_logops = 1;
-        ic.refcnt -= 1;
+        self.log.xlog_write_iovec(i, 0, &hdr, &[0x6e, 0x55, 0, 0, 0, 0, 0, 0]);
+        self.log.xlog_write_done(i, OP_HDR + 8, 1);
+        self.log.xlog_state_release_iclog(i);
         self.xlog_force_iclog(TASK_LOG_WORKER, i, XLOG_ICL_NEED_FLUSH | XLOG_ICL_NEED_FUA);
         self.run_quiet();
     }

@@ -1,17 +1,20 @@
 //! Log I/O: `xlog_sync` and the flush policies, completion in ring order, checkpoint
 //! callbacks, log forces and the tail.
 
-use super::{Sim, TAG_ICLOG, TAG_ICLOG_DATA_FLUSH, TAG_MASK, TAG_META, TAG_PUSH_FLUSH, TASK_IOEND};
+use super::monitor::RecordSubmit;
+use super::tags::IoTag;
+use super::tasks::{pusher_task, TASK_IOEND};
+use super::Sim;
 use crate::ail::AilUpdate;
 use crate::grant::xlog_grant_push_threshold;
 use crate::iclog::{xlog_pack_record, IclogState, Record, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::scenario::{FlushPolicy, TailUpdate};
 use crate::trace::{IclogEvent, TraceKind};
-use crate::units::Lsn;
+use crate::units::{Lsn, BBSIZE};
 
 impl Sim {
     /// `xlog_assign_tail_lsn`: lowest AIL LSN, or the last synced LSN when the AIL is empty.
-    pub(crate) fn assign_tail(&mut self, task: u32) -> Lsn {
+    pub(super) fn assign_tail(&mut self, task: u32) -> Lsn {
         let new = self.ail.min_lsn().unwrap_or(self.log.last_sync_lsn);
         let old = self.log.tail_lsn;
         if new != old {
@@ -23,7 +26,7 @@ impl Sim {
     }
 
     /// `xlog_grant_push_ail`: ask xfsaild to move the tail when free space runs short.
-    pub(crate) fn grant_push_ail(&mut self, need: u32) {
+    pub(super) fn grant_push_ail(&mut self, need: u32) {
         let (head, tail, last) = (self.log.reserve_head, self.log.tail_lsn, self.log.last_sync_lsn);
         if let Some(target) = xlog_grant_push_threshold(&self.geo, head, tail, last, need) {
             if self.ail.push(target) {
@@ -33,7 +36,7 @@ impl Sim {
     }
 
     /// `xfs_log_space_wake`: wake grant waiters that now fit.
-    pub(crate) fn xfs_log_space_wake(&mut self) {
+    pub(super) fn xfs_log_space_wake(&mut self) {
         if !self.log.reserve_waiters.is_empty() {
             self.grant_head_wake();
         }
@@ -41,36 +44,32 @@ impl Sim {
 
     /// Where the policy stamps `h_tail_lsn` when an iclog is released: upstream (and the
     /// fixed 5.14 code) on the first release that is WANT_SYNC or carries NEED_FUA.
-    pub(crate) fn stamp_tail_on_release(&mut self, i: usize) {
+    pub(super) fn stamp_tail_on_release(&mut self, i: usize) {
         let early = match self.scenario.flush {
             FlushPolicy::Upstream => true,
             FlushPolicy::V514 => self.scenario.tail_update == TailUpdate::Fixed,
             FlushPolicy::Legacy | FlushPolicy::SeriesV1 => false,
         };
-        let ic = &self.log.iclogs[i];
+        let ic = self.log.iclog(i);
         if early && ic.tail_lsn.is_zero() && (ic.state == IclogState::WantSync || ic.flags & XLOG_ICL_NEED_FUA != 0) {
             let tail = self.assign_tail(TASK_IOEND);
-            self.log.iclogs[i].tail_lsn = tail;
+            self.log.iclog_set_tail(i, tail);
         }
     }
 
     /// `xlog_sync`: stamp the tail, pack the record, charge roundoff, choose flags, submit.
     /// `payer` is the checkpoint whose ticket pays the roundoff (6.x), else the grant heads.
-    pub(crate) fn xlog_sync(&mut self, i: usize, payer: Option<u64>) {
+    pub(super) fn xlog_sync(&mut self, i: usize, payer: Option<u64>) {
         self.stamp_tail_on_release(i);
-        if self.log.iclogs[i].tail_lsn.is_zero() {
+        if self.log.iclog(i).tail_lsn.is_zero() {
             let tail = self.assign_tail(TASK_IOEND);
-            self.log.iclogs[i].tail_lsn = tail;
+            self.log.iclog_set_tail(i, tail);
         }
-        let tail = self.log.iclogs[i].tail_lsn;
-        self.history.records.push((self.log.iclogs[i].lsn, tail));
-        let rec = xlog_pack_record(&self.geo, &self.log.iclogs[i], &self.uuid);
-        // No overwrite of the live log: the record must end within one log size of the tail.
-        let log_bb = self.geo.log_bb;
-        let end = self.log.iclogs[i].lsn.linear(log_bb) + rec.bytes.len() as u64 / 512;
-        if end > tail.linear(log_bb) + log_bb as u64 {
-            self.live_overwrites += 1;
-        }
+        let (lsn, tail) = (self.log.iclog(i).lsn, self.log.iclog(i).tail_lsn);
+        self.history.records.push((lsn, tail));
+        let rec = xlog_pack_record(&self.geo, self.log.iclog(i), &self.uuid);
+        let blocks = rec.bytes.len() as u64 / BBSIZE as u64;
+        self.monitor.record_packed(lsn, blocks, tail);
         let payer = payer.filter(|s| self.cil.committing.iter().any(|c| c.sequence == *s && c.ticket.curr_res != 0));
         match payer {
             Some(seq) => self.charge_ctx(seq, rec.roundoff as i64),
@@ -81,10 +80,10 @@ impl Sim {
             }
         }
         self.counters.iclog_writes += 1;
-        self.counters.log_blocks += rec.bytes.len() as u64 / 512;
+        self.counters.log_blocks += blocks;
         self.counters.bytes_logged += rec.bytes.len() as u64;
         self.trace_iclog(TASK_IOEND, IclogEvent::Sync, i);
-        let flags = self.log.iclogs[i].flags;
+        let flags = self.log.iclog(i).flags;
         let (need_flush, need_fua) = (flags & XLOG_ICL_NEED_FLUSH != 0, flags & XLOG_ICL_NEED_FUA != 0);
         let external = self.scenario.external_log;
         let split = rec.split_bb.is_some();
@@ -104,23 +103,17 @@ impl Sim {
         };
         if data_flush {
             self.pending_records[i] = Some((rec, preflush, fua));
-            self.submit_data_flush(TASK_IOEND, TAG_ICLOG_DATA_FLUSH | i as u64);
+            self.submit_data_flush(TASK_IOEND, IoTag::IclogDataFlush(i));
             return;
         }
         self.submit_record(i, rec, preflush, fua);
     }
 
-    /// A flush of the data device went out as request `id`: it covers the tail as it is now.
-    fn data_flush_submitted(&mut self, id: u64) {
-        self.tail_at_data_flush = self.log.tail_lsn;
-        self.flush_tails.insert(id, self.log.tail_lsn);
-    }
-
     /// Issues a cache flush on the data device; its completion is routed by `tag`.
-    pub(crate) fn submit_data_flush(&mut self, task: u32, tag: u64) {
+    pub(super) fn submit_data_flush(&mut self, task: u32, tag: IoTag) {
         let dd = self.data_dev;
-        let (id, done) = self.devs[dd].submit_flush(self.now, tag);
-        self.data_flush_submitted(id);
+        let (id, done) = self.devs[dd].submit_flush(self.now, tag.pack());
+        self.monitor.data_flush_submitted(id, self.log.tail_lsn);
         let kind = TraceKind::DevSubmit {
             dev: dd as u8,
             id,
@@ -136,40 +129,37 @@ impl Sim {
     }
 
     fn submit_record(&mut self, i: usize, rec: Record, preflush: bool, fua: bool) {
-        let tag = TAG_ICLOG | i as u64;
+        let tag = IoTag::Iclog(i).pack();
         let base = self.log_start;
+        let blocks = rec.bytes.len() as u64 / BBSIZE as u64;
         let mut parts = Vec::with_capacity(2);
         match rec.split_bb {
             Some(split) => {
-                let cut = split as usize * 512;
+                let cut = split as usize * BBSIZE as usize;
                 parts.push((base + rec.bno as u64, rec.bytes[..cut].to_vec()));
                 parts.push((base, rec.bytes[cut..].to_vec()));
             }
             None => parts.push((base + rec.bno as u64, rec.bytes)),
         }
-        self.log.iclogs[i].io_pending = parts.len() as u32;
-        let ic = &self.log.iclogs[i];
+        self.log.iclog_io_start(i, parts.len() as u32);
+        let ic = self.log.iclog(i);
         // On an internal log a PREFLUSH write is also the data device's flush.
         let flushes_data = preflush && self.data_dev == 0;
-        if !flushes_data && ic.tail_lsn > self.tail_at_data_flush {
-            self.counters.records_tail_uncovered += 1;
-            self.counters.commit_iclogs_tail_uncovered += !ic.callbacks.is_empty() as u64;
-        }
-        // Brian's race: without its own PREFLUSH a log write may reach media before any flush
-        // still in flight, so the blocks it overwrites must be behind a completed flush's tail.
-        if !preflush && self.devs[self.data_dev].profile.volatile_cache {
-            let log_bb = self.geo.log_bb;
-            let blocks: u64 = parts.iter().map(|p| p.1.len() as u64 / 512).sum();
-            if ic.lsn.linear(log_bb) + blocks > self.tail_flushed.linear(log_bb) + log_bb as u64 {
-                self.counters.log_overwrites_unflushed += 1;
-            }
-        }
+        self.monitor.record_submitted(&RecordSubmit {
+            lsn: ic.lsn,
+            tail: ic.tail_lsn,
+            blocks,
+            preflush,
+            flushes_data,
+            commit: !ic.callbacks.is_empty(),
+            volatile: self.devs[self.data_dev].profile.volatile_cache,
+        });
         self.trace_iclog(TASK_IOEND, IclogEvent::Write, i);
         for (sector, data) in parts {
             let bytes = data.len() as u32;
             let (id, done) = self.devs[0].submit_write(self.now, sector, data, preflush, fua, tag);
             if flushes_data {
-                self.data_flush_submitted(id);
+                self.monitor.data_flush_submitted(id, self.log.tail_lsn);
             }
             self.emit(
                 TASK_IOEND,
@@ -179,91 +169,73 @@ impl Sim {
         }
     }
 
-    pub(crate) fn io_done(&mut self, dev: usize, id: u64) {
+    pub(super) fn io_done(&mut self, dev: usize, id: u64) {
         let req = self.devs[dev].complete(id);
         if dev == self.data_dev {
-            if let Some(t) = self.flush_tails.remove(&id) {
-                self.tail_flushed = self.tail_flushed.max(t);
-            }
+            self.monitor.data_request_completed(id);
         }
         self.emit(TASK_IOEND, TraceKind::DevComplete { dev: dev as u8, id });
-        let v = req.tag & TAG_MASK;
-        match req.tag & !TAG_MASK {
-            TAG_ICLOG => {
-                let i = v as usize;
-                self.log.iclogs[i].io_pending -= 1;
-                if self.log.iclogs[i].io_pending == 0 {
+        match IoTag::unpack(req.tag) {
+            IoTag::Iclog(i) => {
+                if self.log.iclog_io_done(i) {
                     self.iclog_done(i);
                 }
             }
-            TAG_ICLOG_DATA_FLUSH => {
-                let i = v as usize;
+            IoTag::IclogDataFlush(i) => {
                 let (rec, preflush, fua) = self.pending_records[i].take().expect("record waits for the data flush");
                 self.submit_record(i, rec, preflush, fua);
             }
-            TAG_META => self.meta_done(v as u32),
-            TAG_PUSH_FLUSH => self.wake(super::TASK_PUSH_BASE + v as u32),
-            super::TAG_DATA | super::TAG_READ => self.wake(v as u32),
-            _ => {}
+            IoTag::Meta(id) => self.meta_done(id),
+            IoTag::PushFlush(k) => self.wake(pusher_task(k)),
+            IoTag::Data(w) | IoTag::Read(w) => self.wake(w),
+            IoTag::None => {}
         }
     }
 
     /// `xlog_state_done_syncing` and `xlog_state_do_callback`: ring-order completion.
     fn iclog_done(&mut self, i: usize) {
-        self.log.set_state(i, IclogState::DoneSync);
+        let write_waiters = self.log.xlog_state_done_syncing(i);
         self.trace_iclog(TASK_IOEND, IclogEvent::SyncDone, i);
-        for t in std::mem::take(&mut self.write_wait[i]) {
+        for t in write_waiters {
             self.wake(t);
         }
         while let Some(j) = self.log.next_callback_iclog() {
             self.trace_iclog(TASK_IOEND, IclogEvent::Callback, j);
-            let cbs = std::mem::take(&mut self.log.iclogs[j].callbacks);
+            let cbs = self.log.xlog_take_callbacks(j);
             let had = !cbs.is_empty();
             for c in cbs {
                 self.check_checkpoint_stable(c, j);
-                self.checkpoint_done(c);
+                self.xlog_cil_committed(c);
             }
             if had {
                 self.grant_push_ail(0);
             }
             self.trace_iclog(TASK_IOEND, IclogEvent::Clean, j);
-            for a in self.log.clean_iclog(j) {
+            for a in self.log.xlog_state_clean_iclog(j) {
                 self.trace_iclog(TASK_IOEND, IclogEvent::Activate, a);
             }
-            for t in std::mem::take(&mut self.force_wait[j]) {
+            for t in self.log.xlog_force_wait_wake(j) {
                 self.wake(t);
             }
         }
         self.assign_tail(TASK_IOEND);
         self.xfs_log_space_wake();
-        if self.log.iclogs[self.log.head].state == IclogState::Active {
-            for t in std::mem::take(&mut self.log.flush_wait) {
-                self.wake(t);
-            }
+        for t in self.log.xlog_flush_wait_wake() {
+            self.wake(t);
         }
     }
 
-    /// Commit implies checkpoint: when a checkpoint completes (its items are about to be
-    /// unpinned), every log block from its start record to the end of its commit record must
-    /// be on stable media with the cycle it was written in.
+    /// Tells the monitor a checkpoint completes: its log blocks end with the commit iclog.
     fn check_checkpoint_stable(&mut self, c: u32, commit_iclog: usize) {
-        let ck = &self.history.checkpoints[c as usize];
-        let log_bb = self.geo.log_bb as u64;
-        let ic = &self.log.iclogs[commit_iclog];
+        let ic = self.log.iclog(commit_iclog);
         let (count, _) = crate::iclog::xlog_calc_iclog_size(&self.geo, ic.offset);
-        let (from, to) = (ck.start_lsn.linear(self.geo.log_bb), ic.lsn.linear(self.geo.log_bb) + count as u64 / 512);
-        let stable = self.devs[0].stable();
-        let ok = (from..to).all(|p| {
-            let sector = self.log_start + p % log_bb;
-            stable.get(sector).is_some_and(|s| crate::format::sector_cycle(s) as u64 == p / log_bb)
-        });
-        if !ok {
-            self.ckpt_unstable_at_completion += 1;
-        }
+        let end = ic.lsn.linear(self.geo.log_bb) + count as u64 / BBSIZE as u64;
+        let ck = &self.history.checkpoints[c as usize];
+        self.monitor.checkpoint_completed(ck, end, self.devs[0].stable(), self.log_start);
     }
 
     /// `xlog_cil_committed`: AIL insertion at the checkpoint's start LSN, unpin.
-    fn checkpoint_done(&mut self, c: u32) {
+    fn xlog_cil_committed(&mut self, c: u32) {
         self.counters.checkpoints += 1;
         self.counters.flushes_at_checkpoint = self.devs.iter().map(|d| d.stats.flushes).sum();
         let ck = &mut self.history.checkpoints[c as usize];
@@ -299,22 +271,22 @@ impl Sim {
     }
 
     /// `xlog_force_iclog`: reference, flags, switch if ACTIVE, release.
-    pub(crate) fn xlog_force_iclog(&mut self, task: u32, i: usize, flags: u32) {
-        self.log.iclogs[i].refcnt += 1;
-        self.log.iclogs[i].flags |= flags;
+    pub(super) fn xlog_force_iclog(&mut self, task: u32, i: usize, flags: u32) {
+        self.log.iclog_hold(i);
+        self.log.iclog_set_flags(i, flags);
         self.trace_iclog(task, IclogEvent::Force, i);
-        if self.log.iclogs[i].state == IclogState::Active {
-            self.log.switch_iclogs(i, 0);
+        if self.log.iclog(i).state == IclogState::Active {
+            self.log.xlog_state_switch_iclogs(i, 0);
             self.trace_iclog(task, IclogEvent::Switch, i);
         }
-        if self.log.release_iclog(i) {
+        if self.log.xlog_state_release_iclog(i) {
             self.xlog_sync(i, None);
         }
     }
 
     /// `xfs_log_force(mp, 0)` without waiting: push the CIL with its commit iclog made
     /// stable (`xlog_cil_flush`), and push the head iclog out.
-    pub(crate) fn xfs_log_force_async(&mut self, task: u32) {
+    pub(super) fn xfs_log_force_async(&mut self, task: u32) {
         self.counters.log_forces += 1;
         self.emit(task, TraceKind::LogForce { lsn: Lsn::ZERO });
         if !self.cil.ctx.items.is_empty() {
@@ -324,21 +296,21 @@ impl Sim {
                 self.queue_push();
             }
         }
-        let mut i = self.log.head;
-        let ic = &self.log.iclogs[i];
+        let mut i = self.log.l_iclog;
+        let ic = self.log.iclog(i);
         if ic.state == IclogState::Dirty || (ic.state == IclogState::Active && ic.refcnt == 0 && ic.offset == 0) {
             i = self.log.prev(i);
         }
         let flags = XLOG_ICL_NEED_FLUSH | XLOG_ICL_NEED_FUA;
-        let ic = &self.log.iclogs[i];
+        let ic = self.log.iclog(i);
         match ic.state {
             IclogState::Active if ic.offset > 0 && ic.refcnt == 0 => self.xlog_force_iclog(task, i, flags),
             IclogState::Active if ic.offset > 0 => {
-                self.log.switch_iclogs(i, 0);
+                self.log.xlog_state_switch_iclogs(i, 0);
                 self.trace_iclog(task, IclogEvent::Switch, i);
-                self.log.iclogs[i].flags |= flags;
+                self.log.iclog_set_flags(i, flags);
             }
-            IclogState::WantSync => self.log.iclogs[i].flags |= flags,
+            IclogState::WantSync => self.log.iclog_set_flags(i, flags),
             _ => {}
         }
     }

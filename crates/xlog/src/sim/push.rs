@@ -1,12 +1,15 @@
 //! CIL push workers (`xlog_cil_push_work`) and `xlog_write`: checkpoints onto the iclogs.
 
-use super::{CheckpointRecord, Cursor, Op, Sim, TAG_PUSH_FLUSH, TASK_PUSH_BASE};
+use super::history::CheckpointRecord;
+use super::tags::IoTag;
+use super::tasks::pusher_task;
+use super::Sim;
 use crate::cil::{item_regions, xlog_cil_blocking_space_limit, CilCtx};
 use crate::format::{
-    self, OpHeader, XFS_TRANSACTION, XLOG_COMMIT_TRANS, XLOG_CONTINUE_TRANS, XLOG_END_TRANS, XLOG_START_TRANS,
-    XLOG_WAS_CONT_TRANS,
+    self, OpHeader, OP_HDR, TRANS_HDR, XFS_TRANSACTION, XLOG_COMMIT_TRANS, XLOG_CONTINUE_TRANS, XLOG_END_TRANS,
+    XLOG_START_TRANS, XLOG_WAS_CONT_TRANS,
 };
-use crate::grant::{Ticket, OP_HDR, TRANS_HDR};
+use crate::grant::Ticket;
 use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::scenario::{CommitOrdering, FlushPolicy, StartRecordOrder, TailUpdate, Throttle};
 use crate::trace::{IclogEvent, TraceKind};
@@ -20,6 +23,25 @@ const COPY_BYTES_PER_NS: u64 = 4;
 
 /// CPU time per log vector to build a checkpoint (list walk and sort; a few cache misses).
 pub const PUSH_BUILD_NS_PER_VEC: u64 = 50;
+
+/// An op about to be written: flags, data, and whether a transaction already paid for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Op {
+    pub flags: u8,
+    pub data: Vec<u8>,
+    /// Region bytes and their op header were charged to transactions (CIL `space_used`).
+    pub prepaid: bool,
+}
+
+/// Where an `xlog_write` is: which op, how much of it is out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Cursor {
+    pub ops: Vec<Op>,
+    pub idx: usize,
+    pub off: u32,
+    /// The first iclog of this `xlog_write` has been used.
+    pub started: bool,
+}
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum PushState {
@@ -67,19 +89,19 @@ pub(crate) struct Pusher {
 
 impl Sim {
     fn task(k: u32) -> u32 {
-        TASK_PUSH_BASE + k
+        pusher_task(k)
     }
 
     fn ctx_mut(&mut self, seq: u64) -> &mut CilCtx {
         self.cil.committing.iter_mut().find(|c| c.sequence == seq).expect("pushing a committing context")
     }
 
-    pub(crate) fn pusher_run(&mut self, k: u32) {
+    pub(super) fn pusher_run(&mut self, k: u32) {
         match self.pushers[k as usize].state {
             PushState::Starting => self.push_start(k),
             PushState::Building => self.push_built(k),
             PushState::DataFlushWait | PushState::StartOrderWait => self.push_order_start(k),
-            PushState::Writing | PushState::FlushWait => self.write_step(k),
+            PushState::Writing | PushState::FlushWait => self.xlog_write(k),
             PushState::CommitOrderWait => self.push_order_commit(k),
             PushState::PrevWait { .. } => self.push_release_commit(k),
             PushState::Idle | PushState::Copying { .. } => {}
@@ -166,7 +188,7 @@ impl Sim {
         let task = Self::task(k);
         if self.scenario.flush == FlushPolicy::V514 {
             // 0431d926b399: flush the data device asynchronously; wait before writing.
-            self.submit_data_flush(task, TAG_PUSH_FLUSH | k as u64);
+            self.submit_data_flush(task, IoTag::PushFlush(k));
             self.pushers[k as usize].state = PushState::DataFlushWait;
             return;
         }
@@ -184,7 +206,7 @@ impl Sim {
             return;
         }
         self.pushers[k as usize].state = PushState::Writing;
-        self.write_step(k);
+        self.xlog_write(k);
     }
 
     /// `xlog_cil_order_write(_COMMIT_RECORD)`: commit records go out in sequence order.
@@ -204,13 +226,13 @@ impl Sim {
         };
         p.phase = Phase::Commit;
         p.state = PushState::Writing;
-        self.write_step(k);
+        self.xlog_write(k);
     }
 
     /// One round of `xlog_write`: get iclog space, copy what fits, hold the reference for
     /// the copy time. Region bytes were paid by transactions; the context ticket pays record
     /// headers, start/commit op headers and the op headers of split regions.
-    pub(crate) fn write_step(&mut self, k: u32) {
+    fn xlog_write(&mut self, k: u32) {
         let ki = k as usize;
         let task = Self::task(k);
         if self.pushers[ki].phase == Phase::Done {
@@ -221,14 +243,14 @@ impl Sim {
             c.ops[c.idx..].iter().map(|o| OP_HDR + o.data.len() as u32).sum::<u32>() - c.off
         };
         let mut to_sync = Vec::new();
-        let space = self.log.get_iclog_space(remaining, &mut to_sync);
+        let space = self.log.xlog_state_get_iclog_space(remaining, &mut to_sync);
         let seq = self.pushers[ki].seq;
         for i in to_sync {
             self.xlog_sync(i, Some(seq));
         }
         let Some(sp) = space else {
             self.counters.noiclog_events += 1;
-            self.log.flush_wait.push(task);
+            self.log.xlog_wait_for_iclog(task);
             self.pushers[ki].state = PushState::FlushWait;
             return;
         };
@@ -243,14 +265,14 @@ impl Sim {
             self.pushers[ki].cursor.started = true;
             if self.scenario.flush == FlushPolicy::SeriesV1 {
                 // v1 3/5: NEED_FLUSH on the first iclog each xlog_write uses.
-                self.log.iclogs[i].flags |= XLOG_ICL_NEED_FLUSH;
+                self.log.iclog_set_flags(i, XLOG_ICL_NEED_FLUSH);
             }
         }
         let mut pos = sp.start as usize;
         let end = (sp.start + sp.avail) as usize;
         let mut nops = 0;
         let mut written = 0u64;
-        let lsn = self.log.iclogs[i].lsn;
+        let lsn = self.log.iclog(i).lsn;
         let tid = self.ctx_mut(seq).ticket.tid;
         loop {
             let c = &self.pushers[ki].cursor;
@@ -275,11 +297,10 @@ impl Sim {
                 charge += OP_HDR as i64;
             }
             let hdr = OpHeader { tid, len: take as u32, clientid: XFS_TRANSACTION, flags };
-            let buf = &mut self.log.iclogs[i].data;
-            hdr.write(&mut buf[pos..pos + OP_HDR as usize]);
             let off = c.off as usize;
-            buf[pos + OP_HDR as usize..pos + OP_HDR as usize + take].copy_from_slice(&op.data[off..off + take]);
             let op_flags = op.flags;
+            let c = &self.pushers[ki].cursor;
+            self.log.xlog_write_iovec(i, pos, &hdr, &c.ops[c.idx].data[off..off + take]);
             pos += OP_HDR as usize + take;
             nops += 1;
             written += OP_HDR as u64 + take as u64;
@@ -298,17 +319,11 @@ impl Sim {
                 break;
             }
         }
-        // Byte-exact: the iclog's offset is what was really copied.
-        let cap = self.geo.ic_capacity;
-        let ic = &mut self.log.iclogs[i];
-        if ic.offset == cap && (pos as u32) < ic.offset {
-            ic.offset = pos as u32;
-        }
-        ic.num_logops += nops;
+        self.log.xlog_write_done(i, pos as u32, nops);
         self.charge_ctx(seq, charge);
-        let ic = &self.log.iclogs[i];
-        if ic.state == IclogState::Active && cap - ic.offset <= OP_HDR {
-            self.log.switch_iclogs(i, 0);
+        let ic = self.log.iclog(i);
+        if ic.state == IclogState::Active && self.geo.ic_capacity - ic.offset <= OP_HDR {
+            self.log.xlog_state_switch_iclogs(i, 0);
             self.trace_iclog(task, IclogEvent::Switch, i);
         }
         let p = &mut self.pushers[ki];
@@ -323,28 +338,26 @@ impl Sim {
         self.copy_until(self.now + copy_ns, task);
     }
 
-    pub(crate) fn charge_ctx(&mut self, seq: u64, bytes: i64) {
+    /// Charges the checkpoint's context ticket (an overrun is the monitor's to count).
+    pub(super) fn charge_ctx(&mut self, seq: u64, bytes: i64) {
         let t = &mut self.ctx_mut(seq).ticket;
         let before = t.curr_res;
         t.curr_res -= bytes;
-        if before >= 0 && t.curr_res < 0 {
-            // "Transaction log reservation overrun" on the checkpoint ticket.
-            self.counters.reservation_overruns += 1;
-        }
+        let after = t.curr_res;
+        self.monitor.ticket_charged(before, after);
     }
 
     /// `xlog_cil_set_ctx_write_state` for the start record.
     fn start_record_written(&mut self, k: u32, i: usize, lsn: Lsn) {
         let seq = self.pushers[k as usize].seq;
-        if self.cil.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero()) {
-            self.counters.start_records_unordered += 1;
-        }
+        let older_pending = self.cil.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero());
+        self.monitor.start_record_written(older_pending);
         self.ctx_mut(seq).start_lsn = lsn;
         let waiters = std::mem::take(&mut self.cil.start_wait);
         self.wake_all(waiters);
         if self.scenario.flush == FlushPolicy::Upstream {
             // 919edbadebe1: the start-record iclog carries PREFLUSH.
-            self.log.iclogs[i].flags |= XLOG_ICL_NEED_FLUSH;
+            self.log.iclog_set_flags(i, XLOG_ICL_NEED_FLUSH);
         }
     }
 
@@ -369,22 +382,20 @@ impl Sim {
             completed: false,
         });
         self.counters.commit_records += 1;
-        let ic = &mut self.log.iclogs[i];
-        ic.refcnt += 1;
-        ic.callbacks.push(id);
+        self.log.xlog_cil_attach_callback(i, id);
         let waiters = std::mem::take(&mut self.cil.commit_wait);
         self.wake_all(waiters);
         self.emit(Self::task(k), TraceKind::TxCommit { ckpt: id, start: start_lsn, commit: lsn });
     }
 
     /// A copy finished: drop the reference (maybe starting I/O), go on writing.
-    pub(crate) fn copy_done(&mut self, k: u32) {
+    pub(super) fn copy_done(&mut self, k: u32) {
         let PushState::Copying { iclog } = self.pushers[k as usize].state else {
             return;
         };
         let i = iclog as usize;
         self.trace_iclog(Self::task(k), IclogEvent::Release, i);
-        if self.log.release_iclog(i) {
+        if self.log.xlog_state_release_iclog(i) {
             let seq = self.pushers[k as usize].seq;
             self.xlog_sync(i, Some(seq));
         }
@@ -392,7 +403,7 @@ impl Sim {
         p.state = PushState::Writing;
         match p.phase {
             Phase::Commit if p.cursor.ops.iter().all(|o| o.flags & XLOG_COMMIT_TRANS == 0) => self.push_order_commit(k),
-            _ => self.write_step(k),
+            _ => self.xlog_write(k),
         }
     }
 
@@ -408,17 +419,16 @@ impl Sim {
         if !waited && start_lsn != commit_lsn {
             if let Some(j) = self.iclog_to_wait_on(ci, start_lsn, commit_lsn) {
                 self.trace_iclog(Self::task(k), IclogEvent::WaitOn, j);
-                self.force_wait[j].push(Self::task(k));
+                self.log.xlog_wait_on_iclog(j, Self::task(k));
                 self.pushers[ki].state = PushState::PrevWait { iclog: j as u32 };
                 return;
             }
         }
-        let ic = &mut self.log.iclogs[ci];
         match self.scenario.flush {
             FlushPolicy::V514 | FlushPolicy::Upstream => {
-                ic.flags |= XLOG_ICL_NEED_FUA;
+                self.log.iclog_set_flags(ci, XLOG_ICL_NEED_FUA);
                 if start_lsn != commit_lsn {
-                    ic.flags |= XLOG_ICL_NEED_FLUSH;
+                    self.log.iclog_set_flags(ci, XLOG_ICL_NEED_FLUSH);
                 }
                 let moved =
                     self.scenario.flush == FlushPolicy::V514 && self.log.tail_lsn != self.pushers[ki].preflush_tail;
@@ -426,18 +436,18 @@ impl Sim {
                 self.counters.tail_moved_fua_only += (moved && start_lsn == commit_lsn) as u64;
                 if moved && self.scenario.tail_update == TailUpdate::Fixed {
                     // 0dc8f7f139f0: the tail moved after the up-front flush: flush again.
-                    ic.flags |= XLOG_ICL_NEED_FLUSH;
+                    self.log.iclog_set_flags(ci, XLOG_ICL_NEED_FLUSH);
                 }
             }
             FlushPolicy::Legacy | FlushPolicy::SeriesV1 => {}
         }
-        if self.pushers[ki].commit_stable && self.log.iclogs[ci].state == IclogState::Active {
-            self.log.switch_iclogs(ci, 0);
+        if self.pushers[ki].commit_stable && self.log.iclog(ci).state == IclogState::Active {
+            self.log.xlog_state_switch_iclogs(ci, 0);
             self.trace_iclog(Self::task(k), IclogEvent::Switch, ci);
         }
         self.stamp_tail_on_release(ci);
         self.trace_iclog(Self::task(k), IclogEvent::Release, ci);
-        if self.log.release_iclog(ci) {
+        if self.log.xlog_state_release_iclog(ci) {
             self.xlog_sync(ci, Some(seq));
         }
         // 6.x: the context ticket is given back after the commit iclog is released.
@@ -455,15 +465,15 @@ impl Sim {
 
     /// Which older iclog the push waits for before releasing the commit iclog.
     fn iclog_to_wait_on(&self, ci: usize, start_lsn: Lsn, commit_lsn: Lsn) -> Option<usize> {
-        let busy = |j: usize| !matches!(self.log.iclogs[j].state, IclogState::Active | IclogState::Dirty);
+        let busy = |j: usize| !matches!(self.log.iclog(j).state, IclogState::Active | IclogState::Dirty);
         let prev = self.log.prev(ci);
         match self.scenario.commit_ordering {
             CommitOrdering::None => None,
             // v1 2/5 xlog_wait_on_iclog_lsn: the newest busy iclog back to the start LSN.
             CommitOrdering::SeriesV1 => {
                 let mut j = prev;
-                for _ in 0..self.log.iclogs.len() - 1 {
-                    let lsn = self.log.iclogs[j].lsn;
+                for _ in 0..self.log.iclogs().len() - 1 {
+                    let lsn = self.log.iclog(j).lsn;
                     if !lsn.is_zero() && lsn < start_lsn {
                         return None;
                     }
@@ -478,7 +488,7 @@ impl Sim {
             CommitOrdering::V514Rc1 => busy(prev).then_some(prev),
             // 1effb72a8179: only an older ic_prev.
             CommitOrdering::Fixed => {
-                let plsn = self.log.iclogs[prev].lsn;
+                let plsn = self.log.iclog(prev).lsn;
                 (!plsn.is_zero() && plsn < commit_lsn && busy(prev)).then_some(prev)
             }
         }

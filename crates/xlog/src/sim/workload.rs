@@ -1,10 +1,37 @@
 //! Workloads (SPEC.md §9): which items a writer's next transaction dirties, and how.
 
-use super::{Sim, SHARED_ITEMS};
-use crate::cil::{ItemKind, BUF_CHUNKS};
-use crate::log::TaskId;
+use super::Sim;
+use crate::cil::ItemKind;
+use crate::format::BUF_CHUNKS;
+use crate::layout::{self, item_daddr, MAX_ITEMS, META_BB, SHARED_ITEMS};
 use crate::scenario::WorkloadKind;
+use crate::units::{Lsn, TaskId};
 use rand_core::RngCore;
+use serde::Serialize;
+
+/// A metadata item: a 4 KiB buffer or an inode.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Item {
+    pub id: u32,
+    pub daddr: u64,
+    pub kind: ItemKind,
+    /// Version of the last committed change.
+    pub version: u64,
+    /// Checkpoints holding this item that have not completed (`iop_pin` count).
+    pub pinned: u32,
+    /// Sequence of the CIL context the item was last inserted into.
+    pub cil_seq: u64,
+    /// Writeback in flight: (version, LSN) being written.
+    pub flushing: Option<(u64, Lsn)>,
+    /// Size of the item's shadow log vector buffer.
+    pub shadow_size: u32,
+}
+
+impl Item {
+    pub(crate) fn new(id: u32, kind: ItemKind) -> Item {
+        Item { id, daddr: item_daddr(id), kind, version: 0, pinned: 0, cil_seq: 0, flushing: None, shadow_size: 0 }
+    }
+}
 
 /// Largest inline extent list / attribute fork the workloads grow to, in bytes.
 const FORK_MAX: u32 = 2048;
@@ -29,22 +56,12 @@ impl Sim {
     /// A new inode for a create: a fresh item while the metadata area has room.
     /// Model: once it is full, creates relog inodes from the writer's own pool.
     fn alloc_item(&mut self) -> Option<u32> {
-        let end = if self.scenario.external_log { self.scenario.fs_size.0 / 512 } else { self.log_start };
+        let end = layout::meta_area_end(&self.scenario);
         let id = self.items.len() as u32;
-        let daddr = super::META_START_SECTOR + id as u64 * super::META_BB;
-        if daddr + super::META_BB > end || id >= super::MAX_ITEMS {
+        if item_daddr(id) + META_BB > end || id >= MAX_ITEMS {
             return None;
         }
-        self.items.push(super::Item {
-            id,
-            daddr,
-            kind: ItemKind::Inode { data_fork: 0, attr_fork: 0 },
-            version: 0,
-            pinned: 0,
-            cil_seq: 0,
-            flushing: None,
-            shadow_size: 0,
-        });
+        self.items.push(Item::new(id, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
         Some(id)
     }
 
@@ -115,7 +132,7 @@ impl Sim {
     }
 
     /// The items writer `w`'s next transaction changes, with their new contents.
-    pub(crate) fn workload_changes(&mut self, w: TaskId) -> Vec<(u32, ItemKind)> {
+    pub(super) fn workload_changes(&mut self, w: TaskId) -> Vec<(u32, ItemKind)> {
         let n = self.scenario.tx_items;
         let chunks = self.scenario.tx_chunks;
         let tx = self.writers[w as usize].tx_count;
@@ -169,7 +186,8 @@ impl Sim {
             }
             WorkloadKind::DirRemove | WorkloadKind::CreateRemove => self.remove_changes(w, &mut out),
         }
-        // One change per item: the last one wins within a transaction.
+        // One change per item: the first one is kept. Model: the kernel ORs a buffer's dirty
+        // ranges within a transaction; the workloads rarely touch an item twice in one.
         let mut seen = std::collections::BTreeSet::new();
         out.retain(|(id, _)| seen.insert(*id));
         out

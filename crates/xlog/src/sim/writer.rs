@@ -1,13 +1,16 @@
 //! Writer tasks: reserve, commit into the CIL (delayed logging), throttle, fsync.
 
-use super::{Sim, TASK_PUSH_BASE};
+use super::tags::IoTag;
+use super::tasks::pusher_task;
+use super::Sim;
 use crate::cil::{shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit};
 use crate::grant::Ticket;
 use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
-use crate::log::{GrantWaiter, TaskId};
+use crate::layout::DATA_ID_BASE;
+use crate::log::GrantWaiter;
 use crate::scenario::{ForceFlush, Throttle, WorkloadKind};
 use crate::trace::{GrantEvent, IclogEvent, TraceKind};
-use crate::units::Lsn;
+use crate::units::{Lsn, TaskId};
 use rand_core::RngCore;
 use serde::Serialize;
 
@@ -80,7 +83,7 @@ impl Writer {
 }
 
 impl Sim {
-    pub(crate) fn writer_run(&mut self, w: TaskId) {
+    pub(super) fn writer_run(&mut self, w: TaskId) {
         match self.writers[w as usize].state {
             WriterState::Thinking => self.start_tx(w),
             WriterState::GrantWait => {
@@ -92,7 +95,7 @@ impl Sim {
             WriterState::MetaRead { left } => self.meta_read(w, left),
             WriterState::Throttled => self.after_commit(w),
             WriterState::CommitWait => self.force_seq(w),
-            WriterState::PrevWait { .. } => self.force_commit(w),
+            WriterState::PrevWait { .. } => self.xlog_force_lsn(w),
             WriterState::ForceWait { .. } => self.force_done(w),
             WriterState::DataWrite => self.fsync_force(w),
             WriterState::DataFlush => self.fsync_done(w),
@@ -151,7 +154,7 @@ impl Sim {
         let dd = self.data_dev;
         let span = (self.scenario.fs_size.0 / 4096).max(1);
         let sector = (self.rng.next_u64() % span) * 8;
-        let (id, done) = self.devs[dd].submit_read(self.now, sector, 4096, super::TAG_READ | w as u64);
+        let (id, done) = self.devs[dd].submit_read(self.now, sector, 4096, IoTag::Read(w).pack());
         let kind = TraceKind::DevSubmit {
             dev: dd as u8,
             id,
@@ -169,7 +172,7 @@ impl Sim {
     }
 
     /// `xlog_grant_head_wake` on the reserve head: FIFO, no queue jumping.
-    pub(crate) fn grant_head_wake(&mut self) {
+    pub(super) fn grant_head_wake(&mut self) {
         let mut free = self.log.reserve_space_left();
         let mut woken = 0;
         while let Some(front) = self.log.reserve_waiters.front().cloned() {
@@ -219,10 +222,8 @@ impl Sim {
         let t = self.writers[wi].ticket.as_mut().expect("committing writer has a ticket");
         let before = t.curr_res;
         t.curr_res -= cost.ctx_res + cost.split_res + cost.len;
-        if before >= 0 && t.curr_res < 0 {
-            // "Transaction log reservation overrun"
-            self.counters.reservation_overruns += 1;
-        }
+        let after = t.curr_res;
+        self.monitor.ticket_charged(before, after);
         let mut t = self.writers[wi].ticket.take().expect("ticket");
         self.trace_grant(w, GrantEvent::Ungrant, &t);
         let bytes = t.ungrant_bytes();
@@ -280,9 +281,9 @@ impl Sim {
         wr.data_version += 1;
         wr.log_flushed = false;
         let (version, daddr) = (wr.data_version, self.data_daddr(w));
-        let block = crate::format::meta_block(super::DATA_ID_BASE | w, version, Lsn::ZERO, 4096);
+        let block = crate::format::meta_block(DATA_ID_BASE | w, version, Lsn::ZERO, 4096);
         let dd = self.data_dev;
-        let (id, done) = self.devs[dd].submit_write(self.now, daddr, block, false, false, super::TAG_DATA | w as u64);
+        let (id, done) = self.devs[dd].submit_write(self.now, daddr, block, false, false, IoTag::Data(w).pack());
         self.emit(
             w,
             TraceKind::DevSubmit {
@@ -310,7 +311,7 @@ impl Sim {
     }
 
     fn fsync_flush(&mut self, w: TaskId) {
-        self.submit_data_flush(w, super::TAG_DATA | w as u64);
+        self.submit_data_flush(w, IoTag::Data(w));
         self.writers[w as usize].state = WriterState::DataFlush;
     }
 
@@ -326,12 +327,12 @@ impl Sim {
     }
 
     /// Wakes the push worker: `queue_work` on the CIL push work.
-    pub(crate) fn queue_push(&mut self) {
+    pub(super) fn queue_push(&mut self) {
         self.push_queued = true;
         if let Some(k) = self.pushers.iter().position(|p| p.state == super::PushState::Idle) {
             self.push_queued = false;
             self.pushers[k].state = super::PushState::Starting;
-            self.wake(TASK_PUSH_BASE + k as u32);
+            self.wake(pusher_task(k as u32));
         }
     }
 
@@ -353,17 +354,17 @@ impl Sim {
             Some(c) => {
                 self.writers[w as usize].commit_lsn = c.commit_lsn;
                 self.emit(w, TraceKind::LogForce { lsn: c.commit_lsn });
-                self.force_commit(w);
+                self.xlog_force_lsn(w);
             }
             None => self.force_done(w), // the checkpoint already completed
         }
     }
 
-    /// `xlog_force_lsn` for the writer's commit LSN.
-    fn force_commit(&mut self, w: TaskId) {
+    /// `xlog_force_lsn` for the writer's commit LSN: the second half of forcing a sequence.
+    fn xlog_force_lsn(&mut self, w: TaskId) {
         let wi = w as usize;
         let lsn = self.writers[wi].commit_lsn;
-        let found = self.log.iclogs.iter().position(|ic| {
+        let found = self.log.iclogs().iter().position(|ic| {
             ic.lsn == lsn && ic.state != IclogState::Dirty && !(ic.state == IclogState::Active && ic.offset == 0)
         });
         let Some(i) = found else {
@@ -373,29 +374,29 @@ impl Sim {
             ForceFlush::Fixed => XLOG_ICL_NEED_FLUSH | XLOG_ICL_NEED_FUA,
             ForceFlush::None => 0,
         };
-        match self.log.iclogs[i].state {
+        match self.log.iclog(i).state {
             IclogState::Active => {
                 let p = self.log.prev(i);
-                let prev_busy = matches!(self.log.iclogs[p].state, IclogState::WantSync | IclogState::Syncing);
+                let prev_busy = matches!(self.log.iclog(p).state, IclogState::WantSync | IclogState::Syncing);
                 if !self.writers[wi].force_slept && prev_busy {
                     // Wait for the previous iclog's write so more commits can join this one.
                     self.writers[wi].force_slept = true;
-                    self.write_wait[p].push(w);
+                    self.log.xlog_wait_on_iclog_write(p, w);
                     self.writers[wi].state = WriterState::PrevWait { iclog: p as u32 };
                     return;
                 }
                 self.xlog_force_iclog(w, i, force_flags);
                 self.writers[wi].log_flushed = true;
             }
-            IclogState::WantSync => self.log.iclogs[i].flags |= force_flags,
+            IclogState::WantSync => self.log.iclog_set_flags(i, force_flags),
             _ => {}
         }
-        if matches!(self.log.iclogs[i].state, IclogState::Active | IclogState::Dirty) {
+        if matches!(self.log.iclog(i).state, IclogState::Active | IclogState::Dirty) {
             return self.force_done(w);
         }
         self.counters.log_force_sleeps += 1;
         self.trace_iclog(w, IclogEvent::WaitOn, i);
-        self.force_wait[i].push(w);
+        self.log.xlog_wait_on_iclog(i, w);
         self.writers[wi].state = WriterState::ForceWait { iclog: i as u32 };
     }
 
@@ -423,13 +424,7 @@ impl Sim {
         let daddr = self.data_daddr(w);
         let version = self.writers[w as usize].data_version;
         self.history.acked_data.insert(daddr, version);
-        // Durability at the ack: a crash right now may drop anything not on stable media.
-        let dd = &self.devs[self.data_dev];
-        let data_stable =
-            dd.stable().get(daddr).and_then(|s| crate::format::read_meta(s)).is_some_and(|(_, v, _)| v >= version);
-        if !data_stable {
-            self.acked_unstable += 1;
-        }
+        self.monitor.fsync_acked(self.devs[self.data_dev].stable(), daddr, version);
         self.finish_tx(w);
     }
 

@@ -1,0 +1,93 @@
+//! Where the model puts things on the data device: metadata item blocks, per-writer pools,
+//! the internal log in the middle, file data blocks past it.
+//!
+//! ```text
+//!  sector 0     META_START_SECTOR                      log_start          log end
+//!  |  (unused)  | shared AG headers | writer pools ... |======= log =======| file data |
+//! ```
+
+use crate::scenario::{Scenario, WorkloadKind};
+use crate::units::BBSIZE;
+
+/// First sector of the metadata items on the data device; each item is a 4 KiB block.
+pub const META_START_SECTOR: u64 = 128;
+/// Sectors per metadata item block (4 KiB).
+pub const META_BB: u64 = 8;
+/// Most metadata items a run creates (about 80 bytes of model state each).
+pub const MAX_ITEMS: u32 = 4 << 20;
+/// Shared AG header buffers (AGF/AGI) every writer may dirty: items 0..SHARED_ITEMS.
+pub const SHARED_ITEMS: u32 = 16;
+/// File data blocks carry this bit in their item id.
+pub const DATA_ID_BASE: u32 = 0x8000_0000;
+
+/// Sector of metadata item `id`.
+pub const fn item_daddr(id: u32) -> u64 {
+    META_START_SECTOR + id as u64 * META_BB
+}
+
+/// First sector of the log on its device: an internal log sits in the middle of the data
+/// device, as mkfs places it in the middle AG; an external log starts at 0.
+pub fn log_start_sector(s: &Scenario) -> u64 {
+    if s.external_log {
+        0
+    } else {
+        (s.fs_size.0 / BBSIZE as u64 / 2) & !7
+    }
+}
+
+/// Where metadata items must end: the internal log, or the end of an external log's data device.
+pub fn meta_area_end(s: &Scenario) -> u64 {
+    if s.external_log {
+        s.fs_size.0 / BBSIZE as u64
+    } else {
+        log_start_sector(s)
+    }
+}
+
+/// Items each writer owns: a hot set for relogging workloads, a small pool for creates
+/// (which also allocate fresh inodes); never more than the space below an internal log holds.
+pub fn items_per_writer(s: &Scenario) -> u32 {
+    let want = match s.workload {
+        WorkloadKind::FsmarkCreate | WorkloadKind::DirRemove | WorkloadKind::CreateRemove => 64,
+        _ => s.tx_items * 4,
+    };
+    let capacity = (meta_area_end(s).saturating_sub(META_START_SECTOR) / META_BB).saturating_sub(SHARED_ITEMS as u64)
+        / s.writers.max(1) as u64;
+    want.min(capacity.min(u32::MAX as u64) as u32)
+}
+
+/// Where writer `w`'s file data block lives: past the internal log (rounded to a block), or
+/// past the `nitems` metadata items on an external log's data device.
+pub fn data_daddr(s: &Scenario, log_bb: u32, nitems: u64, w: u32) -> u64 {
+    let base = if s.external_log {
+        META_START_SECTOR + nitems * META_BB
+    } else {
+        (log_start_sector(s) + log_bb as u64).div_ceil(META_BB) * META_BB
+    };
+    base + w as u64 * META_BB
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_log_sits_mid_device_and_data_blocks_follow_it() {
+        let s = Scenario::default();
+        let start = log_start_sector(&s);
+        assert_eq!(start, (220u64 << 30) / 512 / 2);
+        let log_bb = (s.log_size.0 / 512) as u32;
+        assert_eq!(data_daddr(&s, log_bb, 0, 0), start + log_bb as u64);
+        assert_eq!(data_daddr(&s, log_bb, 0, 3) - data_daddr(&s, log_bb, 0, 2), META_BB);
+        assert_eq!(item_daddr(2), META_START_SECTOR + 16);
+    }
+
+    #[test]
+    fn pools_shrink_to_fit_the_space_below_the_log() {
+        let mut s = Scenario { fs_size: crate::scenario::Size(16 << 20), writers: 1000, ..Scenario::default() };
+        // 8 MiB below the log: (16384 - 128) / 8 - 16 = 2016 blocks for 1000 writers.
+        assert_eq!(items_per_writer(&s), 2);
+        s.writers = 1;
+        assert_eq!(items_per_writer(&s), s.tx_items * 4);
+    }
+}

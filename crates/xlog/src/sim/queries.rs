@@ -1,0 +1,88 @@
+//! Read-only accessors: what the crash explorer, the CLI and the lab may read of a run.
+
+use super::{History, Item, PushState, Sim, WriterState};
+use crate::ail::Ail;
+use crate::cil::Cil;
+use crate::device::Device;
+use crate::geometry::Geometry;
+use crate::log::Xlog;
+use crate::scenario::Scenario;
+use crate::units::Ns;
+use std::cmp::Reverse;
+
+impl Sim {
+    pub fn writer_state(&self, w: u32) -> Option<WriterState> {
+        self.writers.get(w as usize).map(|wr| wr.state)
+    }
+    pub fn pusher_state(&self, k: u32) -> Option<PushState> {
+        self.pushers.get(k as usize).map(|p| p.state)
+    }
+    /// Events processed so far (cheap; `metrics()` computes quantiles).
+    pub fn events(&self) -> u64 {
+        self.counters.events
+    }
+    pub fn now(&self) -> Ns {
+        self.now
+    }
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    pub fn unit_res(&self) -> u32 {
+        self.unit_res
+    }
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+    pub fn devices(&self) -> &[Device] {
+        &self.devs
+    }
+    pub fn log_start_sector(&self) -> u64 {
+        self.log_start
+    }
+    pub fn data_device(&self) -> usize {
+        self.data_dev
+    }
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+    pub fn xlog(&self) -> &Xlog {
+        &self.log
+    }
+    pub fn ail(&self) -> &Ail {
+        &self.ail
+    }
+    pub fn cil(&self) -> &Cil {
+        &self.cil
+    }
+    pub fn uuid(&self) -> [u8; 16] {
+        self.uuid
+    }
+    /// Device self-check failures (a broken flush or FUA rule) on any device.
+    pub fn semantics_violations(&self) -> u64 {
+        self.devs.iter().map(|d| d.stats.semantics_violations).sum()
+    }
+    /// Log writes that would have overwritten the live log past the tail.
+    pub fn live_overwrites(&self) -> u64 {
+        self.monitor.live_overwrites
+    }
+    /// fsyncs acknowledged before their data was stable (durability, at the ack).
+    pub fn acked_unstable(&self) -> u64 {
+        self.monitor.acked_unstable
+    }
+    /// Checkpoints that completed (items unpinned) before all their log blocks were stable.
+    pub fn checkpoints_unstable_at_completion(&self) -> u64 {
+        self.monitor.ckpt_unstable_at_completion
+    }
+    pub fn is_hung(&self) -> bool {
+        self.hung
+    }
+    pub fn trace_hash(&self) -> u64 {
+        self.hash.0
+    }
+    pub fn finished(&self) -> bool {
+        self.queue.peek().is_none_or(|Reverse((t, _, _))| *t > self.scenario.duration.0) || self.hung
+    }
+}
