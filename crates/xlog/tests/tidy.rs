@@ -67,3 +67,108 @@ fn model_sources_use_no_banned_apis_and_open_with_a_doc_line() {
         }
     }
 }
+
+/// The model's layers, lowest first: a module may import its own layer (without cycles) or
+/// any layer below, never one above.
+const LAYERS: &[&[&str]] = &[
+    &["units"],
+    &["scenario"],
+    &["format", "layout", "presets", "sectors"],
+    &["geometry", "url"],
+    // Leaf modules: each models one kernel structure or device.
+    &[
+        "device",
+        "profile",
+        "iclog",
+        "grant",
+        "log",
+        "cil",
+        "ail",
+        "rtalloc",
+        "sizing",
+        "trace",
+        "metrics",
+        "logscan",
+        "logwrites",
+    ],
+    // The one wiring module.
+    &["sim"],
+    // What runs on a simulation's results: recovery, the oracle, the crash explorer, printers.
+    &["recovery", "oracle", "crash", "crash_plan", "tracefmt"],
+    &["lib"],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// The crate modules each source file names (`crate::x`), outside its `#[cfg(test)]` part.
+fn imports(src: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap();
+            // A file's module is its first path component (sim/push.rs is part of `sim`).
+            let module = rel.iter().next().unwrap().to_str().unwrap().trim_end_matches(".rs").to_string();
+            let text = fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            for (i, _) in code.match_indices("crate::") {
+                let rest = &code[i + 7..];
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() && name != module {
+                    out.push((module.clone(), name));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn model_layers_point_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = imports(&src);
+    assert!(edges.len() > 30, "found only {} imports", edges.len());
+    for (from, to) in &edges {
+        let (Some(lf), Some(lt)) = (layer_of(from), layer_of(to)) else {
+            panic!("{from} imports {to}: put every module in a layer in tests/tidy.rs");
+        };
+        assert!(lt <= lf, "{from} (layer {lf}) imports {to} (layer {lt}): imports point down only");
+    }
+    let only = |m: &str, allowed: &[&str]| {
+        for (from, to) in edges.iter().filter(|(f, _)| f == m) {
+            assert!(allowed.contains(&to.as_str()), "{from} imports {to}: it may import only {allowed:?}");
+        }
+    };
+    only("scenario", &["units"]);
+    // Recovery reads device bytes only: never the simulator's memory.
+    only("recovery", &["format", "layout", "sectors", "device", "units"]);
+    // Same-layer imports must not form a cycle: repeatedly remove modules no one left imports.
+    let mut left: Vec<(String, String)> = edges.iter().filter(|(f, t)| layer_of(f) == layer_of(t)).cloned().collect();
+    loop {
+        let before = left.len();
+        let sinks: Vec<String> =
+            left.iter().map(|(_, t)| t.clone()).filter(|t| !left.iter().any(|(f, _)| f == t)).collect();
+        left.retain(|(_, t)| !sinks.contains(t));
+        if left.len() == before {
+            break;
+        }
+    }
+    assert!(left.is_empty(), "import cycle among {left:?}");
+}
+
+#[test]
+fn a_wrong_way_import_is_caught() {
+    // The checker itself: `log` importing `sim` would be a leaf reaching up.
+    assert!(layer_of("sim").unwrap() > layer_of("log").unwrap());
+    assert!(layer_of("units").unwrap() < layer_of("scenario").unwrap());
+    assert!(layer_of("nonexistent").is_none());
+}
