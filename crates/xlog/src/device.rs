@@ -46,6 +46,20 @@ pub struct DeviceProfile {
     pub capacity_sectors: u64,
 }
 
+/// `REQ_PREFLUSH` and `REQ_FUA` on a write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ReqFlags {
+    pub preflush: bool,
+    pub fua: bool,
+}
+
+impl ReqFlags {
+    pub const PLAIN: ReqFlags = ReqFlags { preflush: false, fua: false };
+    pub const PREFLUSH: ReqFlags = ReqFlags { preflush: true, fua: false };
+    pub const FUA: ReqFlags = ReqFlags { preflush: false, fua: true };
+    pub const PREFLUSH_FUA: ReqFlags = ReqFlags { preflush: true, fua: true };
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum IoKind {
     Write {
@@ -145,15 +159,8 @@ impl Device {
     }
 
     /// Submits a write (data length a multiple of 512) and returns (id, completion time).
-    pub fn submit_write(
-        &mut self,
-        now: Ns,
-        sector: u64,
-        data: Vec<u8>,
-        preflush: bool,
-        fua: bool,
-        tag: u64,
-    ) -> (u64, Ns) {
+    pub fn submit_write(&mut self, now: Ns, sector: u64, data: Vec<u8>, flags: ReqFlags, tag: u64) -> (u64, Ns) {
+        let ReqFlags { preflush, fua } = flags;
         debug_assert!(data.len().is_multiple_of(SECTOR) && !data.is_empty());
         // Without a volatile cache the block layer strips PREFLUSH and FUA.
         if !self.profile.volatile_cache {
@@ -392,7 +399,7 @@ mod tests {
     #[test]
     fn plain_write_completes_into_cache_not_media() {
         let mut d = dev(DeviceClass::Nvme);
-        let (id, _) = d.submit_write(0, 10, block(1), false, false, 0);
+        let (id, _) = d.submit_write(0, 10, block(1), ReqFlags::PLAIN, 0);
         d.complete(id);
         assert!(d.stable().get(10).is_none());
         assert_eq!(d.cached().len(), 1);
@@ -401,9 +408,9 @@ mod tests {
     #[test]
     fn fua_write_is_stable_at_completion_and_orders_nothing_else() {
         let mut d = dev(DeviceClass::Nvme);
-        let (a, _) = d.submit_write(0, 1, block(1), false, false, 0);
+        let (a, _) = d.submit_write(0, 1, block(1), ReqFlags::PLAIN, 0);
         d.complete(a);
-        let (b, _) = d.submit_write(0, 2, block(2), false, true, 0);
+        let (b, _) = d.submit_write(0, 2, block(2), ReqFlags::FUA, 0);
         d.complete(b);
         assert_eq!(d.stable().get(2).unwrap()[0], 2);
         assert!(d.stable().get(1).is_none(), "FUA must not flush earlier cached writes");
@@ -412,10 +419,10 @@ mod tests {
     #[test]
     fn preflush_covers_only_writes_completed_before_issue() {
         let mut d = dev(DeviceClass::Nvme);
-        let (a, _) = d.submit_write(0, 1, block(1), false, false, 0);
+        let (a, _) = d.submit_write(0, 1, block(1), ReqFlags::PLAIN, 0);
         d.complete(a);
-        let (b, _) = d.submit_write(0, 2, block(2), false, false, 0); // in flight at issue
-        let (f, _) = d.submit_write(0, 3, block(3), true, false, 0);
+        let (b, _) = d.submit_write(0, 2, block(2), ReqFlags::PLAIN, 0); // in flight at issue
+        let (f, _) = d.submit_write(0, 3, block(3), ReqFlags::PREFLUSH, 0);
         d.complete(b); // completes after the PREFLUSH was issued
         d.complete(f);
         assert!(d.stable().contains(1), "completed before issue: made stable");
@@ -426,7 +433,7 @@ mod tests {
     #[test]
     fn explicit_flush_makes_earlier_completions_stable() {
         let mut d = dev(DeviceClass::Hdd);
-        let (a, _) = d.submit_write(0, 7, block(7), false, false, 0);
+        let (a, _) = d.submit_write(0, 7, block(7), ReqFlags::PLAIN, 0);
         d.complete(a);
         let (f, _) = d.submit_flush(0, 0);
         d.complete(f);
@@ -437,7 +444,7 @@ mod tests {
     #[test]
     fn no_volatile_cache_elides_flushes_and_writes_are_stable() {
         let mut d = dev(DeviceClass::EnterpriseSsd);
-        let (a, _) = d.submit_write(0, 4, block(4), true, true, 0);
+        let (a, _) = d.submit_write(0, 4, block(4), ReqFlags::PREFLUSH_FUA, 0);
         d.complete(a);
         let (f, t) = d.submit_flush(100, 0);
         assert_eq!(t, 100);
@@ -451,7 +458,7 @@ mod tests {
     #[test]
     fn broken_fua_rule_leaves_data_in_cache() {
         let mut d = Device::new(profile(DeviceClass::Nvme), DeviceBug::FuaIgnored);
-        let (a, _) = d.submit_write(0, 5, block(5), false, true, 0);
+        let (a, _) = d.submit_write(0, 5, block(5), ReqFlags::FUA, 0);
         d.complete(a);
         assert!(d.stable().get(5).is_none());
     }
@@ -460,11 +467,11 @@ mod tests {
     fn deep_queues_complete_out_of_order_and_hdd_in_order() {
         let mut d = dev(DeviceClass::NvmeX4);
         let (_, big) = d.submit_write(0, 0, vec![0; 256 << 10], false, false, 0);
-        let (_, small) = d.submit_write(0, 1000, block(1), false, false, 0);
+        let (_, small) = d.submit_write(0, 1000, block(1), ReqFlags::PLAIN, 0);
         assert!(small < big, "a small write behind a large one may finish first");
         let mut h = dev(DeviceClass::Hdd);
         let (_, t1) = h.submit_write(0, 0, vec![0; 256 << 10], false, false, 0);
-        let (_, t2) = h.submit_write(0, 1000, block(1), false, false, 0);
+        let (_, t2) = h.submit_write(0, 1000, block(1), ReqFlags::PLAIN, 0);
         assert!(t2 > t1);
     }
 

@@ -31,7 +31,7 @@ pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_
 pub use crash::{
     explore as explore_crash_states, explore_only as explore_crash_state, CrashExample, CrashReport, EXHAUSTIVE_MAX,
 };
-pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq};
+pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq, ReqFlags};
 pub use geometry::Geometry;
 pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
 pub use iclog::{icl_flags_str, IclogState};

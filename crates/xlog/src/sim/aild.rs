@@ -4,6 +4,7 @@ use super::liveness::LOG_WORKER_PERIOD;
 use super::tags::IoTag;
 use super::tasks::{TASK_LOG_WORKER, TASK_XFSAILD};
 use super::{Event, Sim};
+use crate::device::ReqFlags;
 use crate::format::{self, OpHeader, OP_HDR, XLOG_UNMOUNT_TRANS};
 use crate::iclog::{XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::META_BB;
@@ -35,7 +36,8 @@ impl Sim {
             self.items[id as usize].flushing = Some((version, lsn));
             let block = format::meta_block(id, version, lsn, (META_BB * BBSIZE as u64) as usize);
             let dd = self.data_dev;
-            let (rid, done) = self.devs[dd].submit_write(self.now, daddr, block, false, false, IoTag::Meta(id).pack());
+            let (rid, done) =
+                self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, IoTag::Meta(id).pack());
             self.emit(TASK_XFSAILD, TraceKind::AilPush { item: id, inode, lsn });
             self.io_at(done, dd, rid);
             self.counters.metadata_writebacks += 1;

@@ -6,6 +6,7 @@ use super::tags::IoTag;
 use super::tasks::{pusher_task, TASK_IOEND};
 use super::Sim;
 use crate::ail::AilUpdate;
+use crate::device::ReqFlags;
 use crate::grant::xlog_grant_push_threshold;
 use crate::iclog::{xlog_pack_record, IclogState, Record, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::scenario::{FlushPolicy, TailUpdate};
@@ -102,11 +103,11 @@ impl Sim {
             FlushPolicy::Upstream => (external && need_flush, need_flush, need_fua),
         };
         if data_flush {
-            self.pending_records[i] = Some((rec, preflush, fua));
+            self.pending_records[i] = Some((rec, ReqFlags { preflush, fua }));
             self.submit_data_flush(TASK_IOEND, IoTag::IclogDataFlush(i));
             return;
         }
-        self.submit_record(i, rec, preflush, fua);
+        self.submit_record(i, rec, ReqFlags { preflush, fua });
     }
 
     /// Issues a cache flush on the data device; its completion is routed by `tag`.
@@ -128,7 +129,8 @@ impl Sim {
         self.io_at(done, dd, id);
     }
 
-    fn submit_record(&mut self, i: usize, rec: Record, preflush: bool, fua: bool) {
+    fn submit_record(&mut self, i: usize, rec: Record, flags: ReqFlags) {
+        let ReqFlags { preflush, fua } = flags;
         let tag = IoTag::Iclog(i).pack();
         let base = self.log_start;
         let blocks = rec.bytes.len() as u64 / BBSIZE as u64;
@@ -157,7 +159,7 @@ impl Sim {
         self.trace_iclog(TASK_IOEND, IclogEvent::Write, i);
         for (sector, data) in parts {
             let bytes = data.len() as u32;
-            let (id, done) = self.devs[0].submit_write(self.now, sector, data, preflush, fua, tag);
+            let (id, done) = self.devs[0].submit_write(self.now, sector, data, flags, tag);
             if flushes_data {
                 self.monitor.data_flush_submitted(id, self.log.tail_lsn);
             }
@@ -182,8 +184,8 @@ impl Sim {
                 }
             }
             IoTag::IclogDataFlush(i) => {
-                let (rec, preflush, fua) = self.pending_records[i].take().expect("record waits for the data flush");
-                self.submit_record(i, rec, preflush, fua);
+                let (rec, flags) = self.pending_records[i].take().expect("record waits for the data flush");
+                self.submit_record(i, rec, flags);
             }
             IoTag::Meta(id) => self.meta_done(id),
             IoTag::PushFlush(k) => self.wake(pusher_task(k)),

@@ -23,7 +23,7 @@ mod writer;
 
 use crate::ail::Ail;
 use crate::cil::{Cil, ItemKind};
-use crate::device::Device;
+use crate::device::{Device, ReqFlags};
 use crate::geometry::Geometry;
 use crate::grant::{xlog_calc_unit_res, Ticket};
 use crate::iclog::Record;
@@ -95,7 +95,7 @@ pub struct Sim {
     items: Vec<Item>,
     history: History,
     /// Records held back until a data-device flush completes (external log or split).
-    pending_records: Vec<Option<(Record, bool, bool)>>,
+    pending_records: Vec<Option<(Record, ReqFlags)>>,
     uuid: [u8; 16],
     counters: Counters,
     monitor: Monitor,

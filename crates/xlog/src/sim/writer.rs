@@ -4,6 +4,7 @@ use super::tags::IoTag;
 use super::tasks::pusher_task;
 use super::Sim;
 use crate::cil::{shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit};
+use crate::device::ReqFlags;
 use crate::grant::Ticket;
 use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::DATA_ID_BASE;
@@ -283,7 +284,7 @@ impl Sim {
         let (version, daddr) = (wr.data_version, self.data_daddr(w));
         let block = crate::format::meta_block(DATA_ID_BASE | w, version, Lsn::ZERO, 4096);
         let dd = self.data_dev;
-        let (id, done) = self.devs[dd].submit_write(self.now, daddr, block, false, false, IoTag::Data(w).pack());
+        let (id, done) = self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, IoTag::Data(w).pack());
         self.emit(
             w,
             TraceKind::DevSubmit {
