@@ -11,7 +11,7 @@ use crate::grant::xlog_grant_push_threshold;
 use crate::iclog::{xlog_pack_record, IclogState, Record, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::scenario::{FlushPolicy, TailUpdate};
 use crate::trace::{IclogEvent, TraceKind};
-use crate::units::{Lsn, BBSIZE};
+use crate::units::{Lsn, TaskId, BBSIZE};
 
 impl Sim {
     /// `xlog_assign_tail_lsn`: lowest AIL LSN, or the last synced LSN when the AIL is empty.
@@ -45,7 +45,7 @@ impl Sim {
 
     /// Where the policy stamps `h_tail_lsn` when an iclog is released: upstream (and the
     /// fixed 5.14 code) on the first release that is WANT_SYNC or carries NEED_FUA.
-    pub(super) fn stamp_tail_on_release(&mut self, i: usize) {
+    pub(super) fn stamp_tail_on_release(&mut self, task: TaskId, i: usize) {
         let early = match self.scenario.flush {
             FlushPolicy::Upstream => true,
             FlushPolicy::V514 => self.scenario.tail_update == TailUpdate::Fixed,
@@ -53,17 +53,19 @@ impl Sim {
         };
         let ic = self.log.iclog(i);
         if early && ic.tail_lsn.is_zero() && (ic.state == IclogState::WantSync || ic.flags & XLOG_ICL_NEED_FUA != 0) {
-            let tail = self.assign_tail(TASK_IOEND);
+            let tail = self.assign_tail(task);
             self.log.iclog_set_tail(i, tail);
         }
     }
 
     /// `xlog_sync`: stamp the tail, pack the record, charge roundoff, choose flags, submit.
     /// `payer` is the checkpoint whose ticket pays the roundoff (6.x), else the grant heads.
-    pub(super) fn xlog_sync(&mut self, i: usize, payer: Option<u64>) {
-        self.stamp_tail_on_release(i);
+    /// It runs in the task that dropped the last reference, as in the kernel, so its trace
+    /// events and device requests carry that task.
+    pub(super) fn xlog_sync(&mut self, task: TaskId, i: usize, payer: Option<u64>) {
+        self.stamp_tail_on_release(task, i);
         if self.log.iclog(i).tail_lsn.is_zero() {
-            let tail = self.assign_tail(TASK_IOEND);
+            let tail = self.assign_tail(task);
             self.log.iclog_set_tail(i, tail);
         }
         let (lsn, tail) = (self.log.iclog(i).lsn, self.log.iclog(i).tail_lsn);
@@ -83,7 +85,7 @@ impl Sim {
         self.counters.iclog_writes += 1;
         self.counters.log_blocks += blocks;
         self.counters.bytes_logged += rec.bytes.len() as u64;
-        self.trace_iclog(TASK_IOEND, IclogEvent::Sync, i);
+        self.trace_iclog(task, IclogEvent::Sync, i);
         let flags = self.log.iclog(i).flags;
         let (need_flush, need_fua) = (flags & XLOG_ICL_NEED_FLUSH != 0, flags & XLOG_ICL_NEED_FUA != 0);
         let external = self.scenario.external_log;
@@ -103,11 +105,11 @@ impl Sim {
             FlushPolicy::Upstream => (external && need_flush, need_flush, need_fua),
         };
         if data_flush {
-            self.pending_records[i] = Some((rec, ReqFlags { preflush, fua }));
-            self.submit_data_flush(TASK_IOEND, IoTag::IclogDataFlush(i));
+            self.pending_records[i] = Some((task, rec, ReqFlags { preflush, fua }));
+            self.submit_data_flush(task, IoTag::IclogDataFlush(i));
             return;
         }
-        self.submit_record(i, rec, ReqFlags { preflush, fua });
+        self.submit_record(task, i, rec, ReqFlags { preflush, fua });
     }
 
     /// Issues a cache flush on the data device; its completion is routed by `tag`.
@@ -129,7 +131,9 @@ impl Sim {
         self.io_at(done, dd, id);
     }
 
-    fn submit_record(&mut self, i: usize, rec: Record, flags: ReqFlags) {
+    /// Model: a record held back for a data-device flush goes out when the flush completes,
+    /// on behalf of the task that synced it (the kernel's task waits for the flush itself).
+    fn submit_record(&mut self, task: TaskId, i: usize, rec: Record, flags: ReqFlags) {
         let ReqFlags { preflush, fua } = flags;
         let tag = IoTag::Iclog(i).pack();
         let base = self.log_start;
@@ -156,7 +160,7 @@ impl Sim {
             commit: !ic.callbacks.is_empty(),
             volatile: self.devs[self.data_dev].profile.volatile_cache,
         });
-        self.trace_iclog(TASK_IOEND, IclogEvent::Write, i);
+        self.trace_iclog(task, IclogEvent::Write, i);
         for (sector, data) in parts {
             let bytes = data.len() as u32;
             let (id, done) = self.devs[0].submit_write(self.now, sector, data, flags, tag);
@@ -164,7 +168,7 @@ impl Sim {
                 self.monitor.data_flush_submitted(id, self.log.tail_lsn);
             }
             self.emit(
-                TASK_IOEND,
+                task,
                 TraceKind::DevSubmit { dev: 0, id, sector, bytes, preflush, fua, flush: false, read: false },
             );
             self.io_at(done, 0, id);
@@ -184,8 +188,8 @@ impl Sim {
                 }
             }
             IoTag::IclogDataFlush(i) => {
-                let (rec, flags) = self.pending_records[i].take().expect("record waits for the data flush");
-                self.submit_record(i, rec, flags);
+                let (task, rec, flags) = self.pending_records[i].take().expect("record waits for the data flush");
+                self.submit_record(task, i, rec, flags);
             }
             IoTag::Meta(id) => self.meta_done(id),
             IoTag::PushFlush(k) => self.wake(pusher_task(k)),
@@ -282,7 +286,7 @@ impl Sim {
             self.trace_iclog(task, IclogEvent::Switch, i);
         }
         if self.log.xlog_state_release_iclog(i) {
-            self.xlog_sync(i, None);
+            self.xlog_sync(task, i, None);
         }
     }
 

@@ -94,8 +94,9 @@ pub struct Sim {
     push_queued: bool,
     items: Vec<Item>,
     history: History,
-    /// Records held back until a data-device flush completes (external log or split).
-    pending_records: Vec<Option<(Record, ReqFlags)>>,
+    /// Records held back until a data-device flush completes (external log or split), with
+    /// the task that synced them.
+    pending_records: Vec<Option<(TaskId, Record, ReqFlags)>>,
     uuid: [u8; 16],
     counters: Counters,
     monitor: Monitor,

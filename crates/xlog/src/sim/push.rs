@@ -246,7 +246,7 @@ impl Sim {
         let space = self.log.xlog_state_get_iclog_space(remaining, &mut to_sync);
         let seq = self.pushers[ki].seq;
         for i in to_sync {
-            self.xlog_sync(i, Some(seq));
+            self.xlog_sync(task, i, Some(seq));
         }
         let Some(sp) = space else {
             self.counters.noiclog_events += 1;
@@ -397,7 +397,7 @@ impl Sim {
         self.trace_iclog(Self::task(k), IclogEvent::Release, i);
         if self.log.xlog_state_release_iclog(i) {
             let seq = self.pushers[k as usize].seq;
-            self.xlog_sync(i, Some(seq));
+            self.xlog_sync(Self::task(k), i, Some(seq));
         }
         let p = &mut self.pushers[k as usize];
         p.state = PushState::Writing;
@@ -445,10 +445,10 @@ impl Sim {
             self.log.xlog_state_switch_iclogs(ci, 0);
             self.trace_iclog(Self::task(k), IclogEvent::Switch, ci);
         }
-        self.stamp_tail_on_release(ci);
+        self.stamp_tail_on_release(Self::task(k), ci);
         self.trace_iclog(Self::task(k), IclogEvent::Release, ci);
         if self.log.xlog_state_release_iclog(ci) {
-            self.xlog_sync(ci, Some(seq));
+            self.xlog_sync(Self::task(k), ci, Some(seq));
         }
         // 6.x: the context ticket is given back after the commit iclog is released.
         let ctx = self.ctx_mut(seq);
