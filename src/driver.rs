@@ -14,6 +14,8 @@ const FRAME_MS: u32 = 33;
 pub struct SimHandle {
     pub view: Rc<View>,
     pub metrics: Rc<Metrics>,
+    /// Events processed so far.
+    pub events: u64,
     pub playing: bool,
     pub slice_ns: Ns,
     pub error: Option<String>,
@@ -53,9 +55,21 @@ fn advance(sim: &Rc<RefCell<Option<Sim>>>, by: Ns) {
     }
 }
 
+/// Builds the simulation of `scenario` and runs it to `at` (the same events as one
+/// `run_until(at)`, so its trace hash equals `loglab run --until`).
+fn build(scenario: &Scenario, at: Option<Ns>) -> Result<Sim, String> {
+    let mut sim = Sim::new(scenario)?;
+    if let Some(at) = at {
+        sim.set_keep_trace(false);
+        sim.run_until(at);
+        sim.set_keep_trace(true);
+    }
+    Ok(sim)
+}
+
 #[hook]
-pub fn use_sim(scenario: Scenario) -> SimHandle {
-    let built = use_memo(scenario, Sim::new);
+pub fn use_sim(scenario: Scenario, at: Option<Ns>) -> SimHandle {
+    let built = use_memo((scenario, at), |(s, at)| build(s, *at));
     let sim = use_mut_ref(|| built.as_ref().as_ref().ok().cloned());
     let playing_state = use_state(|| false);
     let slice_state = use_state(|| 10 * NS_PER_US);
@@ -76,18 +90,19 @@ pub fn use_sim(scenario: Scenario) -> SimHandle {
         });
     }
     let guard = sim.borrow();
-    let (view, metrics, error) = match guard.as_ref() {
-        Some(s) => (s.view(), s.metrics(), None),
+    let (view, metrics, events, error) = match guard.as_ref() {
+        Some(s) => (s.view(), s.metrics(), s.events(), None),
         None => {
             let e = built.as_ref().as_ref().err().cloned();
             let fallback = Sim::new(&Scenario::default()).expect("default scenario is valid");
-            (fallback.view(), fallback.metrics(), e)
+            (fallback.view(), fallback.metrics(), 0, e)
         }
     };
     drop(guard);
     SimHandle {
         view: Rc::new(view),
         metrics: Rc::new(metrics),
+        events,
         playing: *playing_state,
         slice_ns: *slice_state,
         error,

@@ -1,18 +1,19 @@
 //! Log Lab in the browser: the Yew app around one `xlog` simulation.
 
+mod address;
 mod components;
 mod driver;
 mod geometry;
 
 use components::{controls::Controls, logbar::LogBar, ring::IclogRing, stats::Stats};
 use driver::use_sim;
-use xlog::{find_preset, DEFAULT_PRESET};
 use yew::prelude::*;
 
 #[function_component(App)]
 fn app() -> Html {
-    let scenario = find_preset(DEFAULT_PRESET).expect("the default preset exists");
-    let sim = use_sim(scenario.clone());
+    let opened = use_memo((), |_| address::open(&address::current_search()));
+    let scenario = opened.scenario.clone();
+    let sim = use_sim(scenario.clone(), opened.at);
     let v = sim.view.clone();
     let (play, pause, step, slice) = {
         let (a, b, c, d) = (sim.clone(), sim.clone(), sim.clone(), sim.clone());
@@ -27,13 +28,15 @@ fn app() -> Html {
         <>
             <header>
                 <h1>{ "Log Lab" }</h1>
-                <span class="sub">{ format!("the XFS journal, live — preset {DEFAULT_PRESET}: {} writers, {} x {} KiB iclogs, {} MiB log, {}",
+                <span class="sub">{ format!("the XFS journal, live — {}: {} writers, {} x {} KiB iclogs, {} MiB log, {}",
+                    if opened.preset.is_empty() { "custom scenario".to_string() } else { format!("preset {}", opened.preset) },
                     scenario.writers, scenario.iclog_count, scenario.iclog_size.0 >> 10, scenario.log_size.0 >> 20, scenario.device) }</span>
             </header>
-            if let Some(e) = &sim.error {
-                <p class="error" data-testid="error">{ e }</p>
+            if let Some(e) = opened.error.as_ref().or(sim.error.as_ref()) {
+                <p class="error" data-testid="error" role="alert">{ e }</p>
             }
-            <main id="lab" data-ready="true" data-sim-ns={v.now_ns.to_string()}
+            <main id="lab" data-ready="true" data-sim-ns={v.now_ns.to_string()} data-events={sim.events.to_string()}
+                data-preset={opened.preset.clone()}
                 data-iclogs={v.iclogs.len().to_string()} data-trace-hash={sim.metrics.trace_hash.clone()}>
                 <section>
                     <div class="panel" style="margin-bottom:14px">

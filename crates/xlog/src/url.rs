@@ -4,9 +4,11 @@
 
 use crate::presets;
 use crate::scenario::{Scenario, SET_KEYS};
+use crate::units::{format_duration, parse_duration, Ns};
 
-/// Keys a link may carry besides the `--set` keys.
-pub const EXTRA_KEYS: &[&str] = &["preset", "crash_event", "crash_state", "crash_budget"];
+/// Keys a link may carry besides the `--set` keys: the base preset, a crash point to replay,
+/// and `at`, the virtual time the lab opens paused at.
+pub const EXTRA_KEYS: &[&str] = &["preset", "crash_event", "crash_state", "crash_budget", "at"];
 
 /// The query of a link to `s` (`?preset=…&key=value…`, or empty for the default scenario),
 /// relative to `preset` when one is named (it must exist). The caller puts its origin first.
@@ -32,6 +34,28 @@ pub struct Decoded {
     pub scenario: Scenario,
     pub preset: Option<String>,
     pub extra: Vec<(String, String)>,
+}
+
+impl Decoded {
+    /// The value of a non-scenario key, if the link has it.
+    pub fn extra(&self, key: &str) -> Option<&str> {
+        self.extra.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    /// `at=<duration>`: where the lab opens, paused; within the scenario's duration.
+    pub fn at(&self) -> Result<Option<Ns>, String> {
+        let Some(v) = self.extra("at") else { return Ok(None) };
+        let at = parse_duration("at", v).map_err(|e| format!("url: {e}"))?;
+        let d = self.scenario.duration.0;
+        if at > d {
+            return Err(format!(
+                "url: at: {} is past the scenario's duration (allowed: 0 to {})",
+                format_duration(at),
+                format_duration(d)
+            ));
+        }
+        Ok(Some(at))
+    }
 }
 
 /// Reads a link (a whole URL, or just its query). Unknown keys are errors naming the key.
@@ -99,5 +123,14 @@ mod tests {
         assert!(decode("?preset=nope").unwrap_err().contains("nope"));
         assert!(decode("garbage").unwrap_err().contains("'garbage' is neither a link nor a query"));
         assert_eq!(decode("http://127.0.0.1:8080/").unwrap().scenario, Scenario::default());
+    }
+
+    #[test]
+    fn at_opens_within_the_run() {
+        assert_eq!(decode("?preset=small-crash&at=5ms").unwrap().at(), Ok(Some(5_000_000)));
+        assert_eq!(decode("?writers=4").unwrap().at(), Ok(None));
+        let e = decode("?duration=1s&at=2s").unwrap().at().unwrap_err();
+        assert!(e.contains("at: 2s is past the scenario's duration (allowed: 0 to 1s)"), "{e}");
+        assert!(decode("?at=soon").unwrap().at().unwrap_err().contains("at: 'soon' is not a duration"));
     }
 }

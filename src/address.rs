@@ -1,0 +1,82 @@
+//! What the lab opens: the scenario its address names (`?preset=NAME&key=value…&at=5ms`),
+//! or the default preset with a message naming what was wrong with the link.
+
+use xlog::{find_preset, url, Ns, Scenario, DEFAULT_PRESET};
+
+/// The scenario a page load opens.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opened {
+    pub scenario: Scenario,
+    /// The preset the link is relative to ("" for a link without one).
+    pub preset: String,
+    /// Where to open paused (`at=`).
+    pub at: Option<Ns>,
+    /// Why the link could not be opened as written (the default scenario opened instead).
+    pub error: Option<String>,
+}
+
+impl Opened {
+    fn default_scenario(error: Option<String>) -> Opened {
+        let scenario = find_preset(DEFAULT_PRESET).unwrap_or_default();
+        Opened { scenario, preset: DEFAULT_PRESET.into(), at: None, error }
+    }
+}
+
+/// Opens `search` (the address's query, `?…`, or empty).
+pub fn open(search: &str) -> Opened {
+    if search.trim_start_matches('?').is_empty() {
+        return Opened::default_scenario(None);
+    }
+    let decoded = match url::decode(search) {
+        Ok(d) => d,
+        Err(e) => {
+            return Opened::default_scenario(Some(format!(
+                "This link could not be opened ({e}); showing the default scenario."
+            )))
+        }
+    };
+    let at = match decoded.at() {
+        Ok(at) => at,
+        Err(e) => {
+            return Opened::default_scenario(Some(format!(
+                "This link could not be opened ({e}); showing the default scenario."
+            )))
+        }
+    };
+    Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None }
+}
+
+/// The query of the page's own address.
+pub fn current_search() -> String {
+    web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_address_opens_the_default_preset() {
+        let o = open("");
+        assert_eq!((o.preset.as_str(), o.error), (DEFAULT_PRESET, None));
+    }
+
+    #[test]
+    fn a_link_opens_its_preset_overrides_and_time() {
+        let o = open("?preset=fsmark-create&writers=4&at=5ms");
+        assert_eq!(o.preset, "fsmark-create");
+        assert_eq!(o.scenario.writers, 4);
+        assert_eq!(o.at, Some(5_000_000));
+        assert_eq!(o.error, None);
+    }
+
+    #[test]
+    fn a_bad_link_names_key_and_value_and_opens_the_default() {
+        let o = open("?preset=fsmark-create&writers=lots");
+        let e = o.error.unwrap();
+        assert!(e.contains("writers") && e.contains("'lots'"), "{e}");
+        assert_eq!(o.preset, DEFAULT_PRESET);
+        let e = open("?colour=%3Cscript%3E").error.unwrap();
+        assert!(e.contains("unknown key 'colour'"), "{e}");
+    }
+}
