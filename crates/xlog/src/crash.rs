@@ -7,7 +7,7 @@
 //! budget, seeded sampling beyond, deduplicated by content hash.
 
 use crate::device::{IoKind, SectorMap, SECTOR};
-use crate::oracle::{self, Oracle};
+use crate::oracle::{Invariant, Oracle};
 use crate::recovery::{Image, Layer, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
@@ -22,9 +22,9 @@ use std::hash::Hasher;
 /// Most states enumerated exhaustively at one crash point.
 pub const EXHAUSTIVE_MAX: u64 = 1 << 16;
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct CrashExample {
-    pub invariant: String,
+    pub invariant: Invariant,
     /// What recovery reported, when it failed.
     pub detail: String,
     pub event: u64,
@@ -37,7 +37,7 @@ pub struct CrashReport {
     pub crash_points: u64,
     pub crash_states: u64,
     pub duplicates: u64,
-    pub violations: BTreeMap<String, u64>,
+    pub violations: BTreeMap<Invariant, u64>,
     pub examples: Vec<CrashExample>,
     pub torn_heads: u64,
     pub transactions_replayed: u64,
@@ -50,8 +50,8 @@ impl CrashReport {
     pub fn total_violations(&self) -> u64 {
         self.violations.values().sum()
     }
-    fn record(&mut self, name: &str, ex: CrashExample) {
-        *self.violations.entry(name.to_string()).or_default() += 1;
+    fn record(&mut self, name: Invariant, ex: CrashExample) {
+        *self.violations.entry(name).or_default() += 1;
         if self.examples.len() < 8 && !self.examples.iter().any(|e| e.invariant == name) {
             self.examples.push(ex);
         }
@@ -166,12 +166,12 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
     let mut rng = Pcg64Mcg::seed_from_u64(seed ^ event.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
     let oracle = Oracle::new(sim.history(), head);
-    let sim_level: Vec<&str> = [
-        (sim.semantics_violations() > 0, oracle::DEVICE_SEMANTICS),
-        (sim.live_overwrites() > 0, oracle::NO_LIVE_OVERWRITE),
-        (sim.checkpoints_unstable_at_completion() > 0, oracle::COMMIT_IMPLIES_CHECKPOINT),
-        (sim.acked_unstable() > 0, oracle::DURABILITY),
-        (sim.is_hung(), oracle::LIVENESS),
+    let sim_level: Vec<Invariant> = [
+        (sim.semantics_violations() > 0, Invariant::DeviceSemantics),
+        (sim.live_overwrites() > 0, Invariant::NoLiveOverwrite),
+        (sim.checkpoints_unstable_at_completion() > 0, Invariant::CommitImpliesCheckpoint),
+        (sim.acked_unstable() > 0, Invariant::Durability),
+        (sim.is_hung(), Invariant::Liveness),
     ]
     .into_iter()
     .filter_map(|(bad, n)| bad.then_some(n))
@@ -286,10 +286,10 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
         };
         out.sort_unstable();
         out.dedup();
-        for name in &out {
+        for &name in &out {
             report.record(
                 name,
-                CrashExample { invariant: name.to_string(), detail: detail.clone(), event, state: s, t_ns: sim.now() },
+                CrashExample { invariant: name, detail: detail.clone(), event, state: s, t_ns: sim.now() },
             );
         }
     }

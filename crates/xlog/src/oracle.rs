@@ -5,33 +5,115 @@ use crate::format;
 use crate::recovery::{read_record, recover, Image, RecoveryReport};
 use crate::sim::{History, META_BB, META_START_SECTOR};
 use crate::units::Lsn;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub const DEVICE_SEMANTICS: &str = "device_semantics";
-pub const COMMIT_IMPLIES_CHECKPOINT: &str = "commit_implies_checkpoint";
-pub const WRITE_AHEAD: &str = "write_ahead";
-pub const TAIL: &str = "tail";
-pub const NO_LIVE_OVERWRITE: &str = "no_live_overwrite";
-pub const METADATA_LSN_NOT_AHEAD: &str = "metadata_lsn_not_ahead";
-pub const DURABILITY: &str = "durability";
-pub const PREFIX: &str = "prefix";
-pub const RECOVERY_SUCCEEDS: &str = "recovery_succeeds";
-pub const RECOVERY_IDEMPOTENT: &str = "recovery_idempotent";
-pub const LIVENESS: &str = "liveness";
+/// A named property of the journal. Reports list invariants by name, in alphabetical order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invariant {
+    DeviceSemantics,
+    CommitImpliesCheckpoint,
+    WriteAhead,
+    Tail,
+    NoLiveOverwrite,
+    MetadataLsnNotAhead,
+    Durability,
+    Prefix,
+    RecoverySucceeds,
+    RecoveryIdempotent,
+    Liveness,
+}
 
-pub const ALL_INVARIANTS: &[&str] = &[
-    DEVICE_SEMANTICS,
-    COMMIT_IMPLIES_CHECKPOINT,
-    WRITE_AHEAD,
-    TAIL,
-    NO_LIVE_OVERWRITE,
-    METADATA_LSN_NOT_AHEAD,
-    DURABILITY,
-    PREFIX,
-    RECOVERY_SUCCEEDS,
-    RECOVERY_IDEMPOTENT,
-    LIVENESS,
-];
+impl Invariant {
+    pub const ALL: [Invariant; 11] = [
+        Invariant::DeviceSemantics,
+        Invariant::CommitImpliesCheckpoint,
+        Invariant::WriteAhead,
+        Invariant::Tail,
+        Invariant::NoLiveOverwrite,
+        Invariant::MetadataLsnNotAhead,
+        Invariant::Durability,
+        Invariant::Prefix,
+        Invariant::RecoverySucceeds,
+        Invariant::RecoveryIdempotent,
+        Invariant::Liveness,
+    ];
+
+    /// The name reports and links use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Invariant::DeviceSemantics => "device_semantics",
+            Invariant::CommitImpliesCheckpoint => "commit_implies_checkpoint",
+            Invariant::WriteAhead => "write_ahead",
+            Invariant::Tail => "tail",
+            Invariant::NoLiveOverwrite => "no_live_overwrite",
+            Invariant::MetadataLsnNotAhead => "metadata_lsn_not_ahead",
+            Invariant::Durability => "durability",
+            Invariant::Prefix => "prefix",
+            Invariant::RecoverySucceeds => "recovery_succeeds",
+            Invariant::RecoveryIdempotent => "recovery_idempotent",
+            Invariant::Liveness => "liveness",
+        }
+    }
+
+    /// What the invariant promises, in one sentence.
+    pub fn explain(self) -> &'static str {
+        match self {
+            Invariant::DeviceSemantics => {
+                "A completed FUA write is stable, and so is every write that completed before a completed flush."
+            }
+            Invariant::CommitImpliesCheckpoint => {
+                "A checkpoint completes (its items unpinned) only when all its log blocks, commit record included, are stable."
+            }
+            Invariant::WriteAhead => {
+                "Metadata reaches its place on disk only after the commit record of the checkpoint that logged it is stable."
+            }
+            Invariant::Tail => "Every change of a checkpoint the on-disk log tail has moved past is stable in place.",
+            Invariant::NoLiveOverwrite => "A log write never lands on the live log between the tail and the head.",
+            Invariant::MetadataLsnNotAhead => {
+                "No metadata block on disk carries an LSN later than the log head at the crash."
+            }
+            Invariant::Durability => {
+                "An acknowledged fsync survives the crash: its file data is stable and recovery brings its checkpoint back."
+            }
+            Invariant::Prefix => {
+                "Recovery brings back the first k checkpoints for some k: never a later change without an earlier one."
+            }
+            Invariant::RecoverySucceeds => "Recovery finds the head and the tail and replays the log without an error.",
+            Invariant::RecoveryIdempotent => {
+                "Recovering again over what recovery wrote gives the same metadata, so a crash during recovery is harmless."
+            }
+            Invariant::Liveness => "The run never hangs: every task that sleeps is woken again.",
+        }
+    }
+}
+
+impl std::fmt::Display for Invariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// By name, so maps of invariants print (and serialize) alphabetically.
+impl Ord for Invariant {
+    fn cmp(&self, other: &Invariant) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for Invariant {
+    fn partial_cmp(&self, other: &Invariant) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Serialize for Invariant {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+pub const ALL_INVARIANTS: &[Invariant] = &Invariant::ALL;
 
 /// The history at the crash, indexed for the prefix check.
 pub struct Oracle<'h> {
@@ -93,8 +175,8 @@ impl<'h> Oracle<'h> {
         (r.lsn == lsn && r.crc_ok).then_some(r.total_bb)
     }
 
-    /// Checks one crash image; pushes the names of violated invariants.
-    pub fn check(&self, img: &Image, idempotence: bool, out: &mut Vec<&'static str>) -> Result<RecoveryReport, String> {
+    /// Checks one crash image; pushes the violated invariants.
+    pub fn check(&self, img: &Image, idempotence: bool, out: &mut Vec<Invariant>) -> Result<RecoveryReport, String> {
         let mut why = String::new();
         let r = self.check_inner(img, idempotence, out, &mut why);
         match r {
@@ -110,7 +192,7 @@ impl<'h> Oracle<'h> {
         &self,
         img: &Image,
         idempotence: bool,
-        out: &mut Vec<&'static str>,
+        out: &mut Vec<Invariant>,
         why: &mut String,
     ) -> Result<RecoveryReport, String> {
         // In-place metadata as the crash left it.
@@ -124,12 +206,12 @@ impl<'h> Oracle<'h> {
             }
         }
         if in_place.values().any(|&(_, lsn)| lsn > self.head_at_crash) {
-            out.push(METADATA_LSN_NOT_AHEAD);
+            out.push(Invariant::MetadataLsnNotAhead);
         }
         let rep = match recover(img) {
             Ok(r) => r,
             Err(e) => {
-                out.push(RECOVERY_SUCCEEDS);
+                out.push(Invariant::RecoverySucceeds);
                 return Err(e);
             }
         };
@@ -165,7 +247,7 @@ impl<'h> Oracle<'h> {
                     "write_ahead: item {item} v{v} in place from checkpoint {c} (start {} commit {}, completed {}), recovered tail {} first record {:?}; ",
                     ck.start_lsn, ck.commit_lsn, ck.completed, rep.tail_lsn, rep.records_found.first()
                 );
-                out.push(WRITE_AHEAD);
+                out.push(Invariant::WriteAhead);
                 break;
             }
         }
@@ -178,7 +260,7 @@ impl<'h> Oracle<'h> {
                 last.iter().find(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0)
             {
                 *why += &format!("tail {}: item {item} v{} (commit {}) not in place; ", rep.tail_lsn, e.0, e.1);
-                out.push(TAIL);
+                out.push(Invariant::Tail);
             }
         }
         // prefix and durability: the recovered map is the state after checkpoints 0..k.
@@ -275,10 +357,10 @@ impl<'h> Oracle<'h> {
                 ck(lo.saturating_sub(1)),
                 self.touches.get(&hi_item.0)
             );
-            out.push(PREFIX);
+            out.push(Invariant::Prefix);
         }
         if (lo <= hi && hi < self.history.acked) || data_lost {
-            out.push(DURABILITY);
+            out.push(Invariant::Durability);
         }
         if idempotence {
             let mut again = img.clone();
@@ -287,9 +369,29 @@ impl<'h> Oracle<'h> {
             }
             match recover(&again) {
                 Ok(r2) if r2.items == rep.items => {}
-                _ => out.push(RECOVERY_IDEMPOTENT),
+                _ => out.push(Invariant::RecoveryIdempotent),
             }
         }
         Ok(rep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invariants_have_distinct_names_and_sort_by_name() {
+        let mut by_name: Vec<&str> = Invariant::ALL.iter().map(|i| i.as_str()).collect();
+        by_name.sort_unstable();
+        by_name.dedup();
+        assert_eq!(by_name.len(), Invariant::ALL.len());
+        let mut sorted = Invariant::ALL;
+        sorted.sort();
+        assert_eq!(sorted.map(|i| i.as_str()).to_vec(), by_name);
+        for i in Invariant::ALL {
+            assert_eq!(i.to_string(), i.as_str());
+            assert!(i.explain().ends_with('.'), "{i}");
+        }
     }
 }
