@@ -8,7 +8,7 @@
 
 use crate::device::{IoKind, SectorMap, SECTOR};
 use crate::oracle::{Invariant, Oracle};
-use crate::recovery::{Image, Layer, Survivors};
+use crate::recovery::{Fate, Image, Layer, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
 use crate::trace::TraceHasher;
@@ -128,6 +128,15 @@ fn index_choices(ndev: usize, ch: &[Choice]) -> Candidates {
     Candidates { writes, index, hashes }
 }
 
+/// A state digit of one write: 0 lost, 1 kept, 2 torn (in flight only).
+fn fate_of_digit(d: u64) -> Fate {
+    match d {
+        0 => Fate::Lost,
+        1 => Fate::Kept,
+        _ => Fate::Torn,
+    }
+}
+
 /// Explores the crash states of `sim` as it is now; adds to `report`.
 pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) {
     explore_only(sim, max_states, seed, None, report)
@@ -177,7 +186,7 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
     .filter_map(|(bad, n)| bad.then_some(n))
     .collect();
     let mut seen = BTreeSet::new();
-    let mut keep = vec![0u8; ch.len()];
+    let mut keep = vec![Fate::Lost; ch.len()];
     let mut tears: Vec<u64> = vec![0; ch.len()];
     let mut out = Vec::new();
     for s in 0..n_states {
@@ -205,17 +214,19 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
                     let d = digits[next_inflight];
                     next_inflight += 1;
                     if digits[c.dev] == cached_on[c.dev] {
-                        d as u8
+                        fate_of_digit(d)
                     } else {
-                        0
+                        Fate::Lost
                     }
+                } else if pos[i] < digits[c.dev] {
+                    Fate::Kept
                 } else {
-                    (pos[i] < digits[c.dev]) as u8
+                    Fate::Lost
                 };
             }
         } else {
             for (p, &d) in keep.iter_mut().zip(&digits) {
-                *p = d as u8;
+                *p = fate_of_digit(d);
             }
         }
         for (i, c) in ch.iter().enumerate() {
@@ -226,17 +237,17 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
         // A surviving PREFLUSH write implies its flush finished first.
         let mut mark = vec![0u64; ndev];
         for (i, c) in ch.iter().enumerate() {
-            if let (Some(m), true) = (c.preflush_mark, keep[i] != 0) {
+            if let (Some(m), true) = (c.preflush_mark, keep[i] != Fate::Lost) {
                 mark[c.dev] = mark[c.dev].max(m);
             }
         }
         let mut h = 0u64;
         for (i, c) in ch.iter().enumerate() {
             if !c.inflight && c.cseq < mark[c.dev] {
-                keep[i] = 1;
+                keep[i] = Fate::Kept;
             }
-            if keep[i] != 0 {
-                let t = if keep[i] == 2 { tears[i] } else { u64::MAX };
+            if keep[i] != Fate::Lost {
+                let t = if keep[i] == Fate::Torn { tears[i] } else { u64::MAX };
                 h = h.wrapping_add((cand.hashes[i] ^ t).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17));
             }
         }

@@ -37,7 +37,7 @@ pub use metrics::Metrics;
 pub use oracle::{Invariant, ALL_INVARIANTS};
 pub use presets::{find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;
-pub use recovery::{recover, Image, Layer, RecoveryReport, Survivors};
+pub use recovery::{recover, Fate, Image, Layer, RecoveryReport, Survivors};
 pub use scenario::{
     CommitOrdering, CrashModel, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, Geometry, RsumCache,
     Scenario, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,

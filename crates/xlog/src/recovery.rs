@@ -14,14 +14,23 @@ use std::collections::BTreeMap;
 /// `XLOG_MAX_ICLOGS`: how many records back from the head a torn write may reach.
 const XLOG_MAX_ICLOGS: usize = 8;
 
+/// What a crash did to one write that had not reached stable media.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    Lost,
+    Kept,
+    /// Some of its sectors landed (`Survivors::tears`).
+    Torn,
+}
+
 /// Writes a crash kept on top of stable media, looked up in place instead of copied.
 #[derive(Clone, Copy, Debug)]
 pub struct Survivors<'a> {
     /// sector -> candidate (write, sector within it), in the order they apply.
     pub index: &'a BTreeMap<u64, Vec<(u32, u32)>>,
     pub writes: &'a [Vec<u8>],
-    /// Per write: 0 lost, 1 kept, 2 torn (sectors in `tears`).
-    pub keep: &'a [u8],
+    pub keep: &'a [Fate],
+    /// Per write: bit k set when a torn write's sector k landed.
     pub tears: &'a [u64],
 }
 
@@ -30,9 +39,9 @@ impl Survivors<'_> {
         let cands = self.index.get(&sector)?;
         cands.iter().rev().find_map(|&(w, k)| {
             let kept = match self.keep[w as usize] {
-                1 => true,
-                2 => self.tears[w as usize] >> (k % 64) & 1 == 1,
-                _ => false,
+                Fate::Kept => true,
+                Fate::Torn => self.tears[w as usize] >> (k % 64) & 1 == 1,
+                Fate::Lost => false,
             };
             kept.then(|| &self.writes[w as usize][k as usize * SECTOR..(k as usize + 1) * SECTOR])
         })
