@@ -27,7 +27,8 @@ pub mod url;
 
 pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit, Cil, ItemKind};
 pub use crash::{
-    explore as explore_crash_states, explore_only as explore_crash_state, CrashExample, CrashReport, EXHAUSTIVE_MAX,
+    explore as explore_crash_states, explore_only as explore_crash_state, CrashExample, CrashLink, CrashPlan,
+    CrashPoints, CrashReport, EXHAUSTIVE_MAX,
 };
 pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq};
 pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};

@@ -7,21 +7,8 @@ fn small() -> Scenario {
 }
 
 /// Runs `s`, crashing at `points` evenly spaced events, exploring up to `per_point` states.
-fn explore(s: &Scenario, points: u64, per_point: u64) -> CrashReport {
-    let mut probe = Sim::new(s).unwrap();
-    probe.run();
-    let total = probe.events();
-    let mut sim = Sim::new(s).unwrap();
-    sim.set_keep_trace(false);
-    let mut report = CrashReport::default();
-    for p in 1..=points {
-        let at = total * p / (points + 1);
-        while sim.events() < at {
-            sim.step();
-        }
-        explore_crash_states(&sim, per_point, s.seed, &mut report);
-    }
-    report
+fn explore(s: &Scenario, points: u32, per_point: u32) -> CrashReport {
+    CrashPlan::new(s, CrashPoints::Even(points), per_point).unwrap().explore(&mut |_, _| {}).unwrap()
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! whose PREFLUSH had to finish first brings the writes that flush covered). Exhaustive up to the state
 //! budget, seeded sampling beyond, deduplicated by content hash.
 
+mod plan;
 mod states;
 
 use crate::device::SectorMap;
@@ -14,6 +15,7 @@ use crate::recovery::{Fate, Image, Layer, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
 use crate::units::Lsn;
+pub use plan::{CrashLink, CrashPlan, CrashPoints};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
