@@ -5,7 +5,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::time::Instant;
-use xlog::{explore_crash_state, CrashReport, Metrics, Scenario, Sim, TraceKind};
+use xlog::{CrashLink, CrashPlan, CrashPoints, CrashReport, Metrics, Scenario};
 
 #[derive(Args)]
 pub struct CrashArgs {
@@ -24,18 +24,6 @@ pub struct CrashArgs {
     pub json: bool,
 }
 
-/// Where to crash.
-#[derive(Clone, Copy, Debug)]
-pub enum Points {
-    Even(u32),
-    EveryIo,
-    /// One state at one event (from a link).
-    One {
-        event: u64,
-        state: Option<u64>,
-    },
-}
-
 fn progress(len: u64) -> ProgressBar {
     let pb = ProgressBar::new(len);
     pb.set_style(
@@ -46,70 +34,21 @@ fn progress(len: u64) -> ProgressBar {
     pb
 }
 
-/// Crashes `s` at `points`; returns the report, seconds taken, and the whole run's metrics.
-pub fn explore_points(s: &Scenario, points: Points, per_point: u32) -> Result<(CrashReport, f64, Metrics), String> {
-    // A full run first: its length places the crash points, its metrics go in the report.
-    let mut probe = Sim::new(s)?;
-    probe.run();
-    let total = probe.events().max(1);
+/// Crashes `s` at `points` under a progress bar; returns the report, the seconds the crashes
+/// took (the whole run before them not counted), and the whole run's metrics.
+pub fn explore_points(
+    s: &Scenario,
+    points: CrashPoints,
+    per_point: u32,
+) -> Result<(CrashReport, f64, Metrics), String> {
+    let plan = CrashPlan::new(s, points, per_point)?;
     let started = Instant::now();
-    let mut sim = Sim::new(s)?;
-    let mut report = CrashReport::default();
-    let budget = per_point as u64;
-    match points {
-        Points::Even(n) => {
-            sim.set_keep_trace(false);
-            let pb = progress(n as u64);
-            for p in 1..=n as u64 {
-                let at = total * p / (n as u64 + 1);
-                while sim.events() < at && sim.step().is_some() {}
-                explore_crash_state(&sim, budget, s.seed, None, &mut report);
-                pb.inc(1);
-            }
-            pb.finish_and_clear();
-        }
-        Points::EveryIo => {
-            let pb = progress(total);
-            loop {
-                let io = match sim.step() {
-                    None => break,
-                    Some(evs) => evs
-                        .iter()
-                        .any(|e| matches!(e.kind, TraceKind::DevSubmit { .. } | TraceKind::DevComplete { .. })),
-                };
-                if io {
-                    explore_crash_state(&sim, budget, s.seed, None, &mut report);
-                }
-                pb.set_position(sim.events());
-            }
-            pb.finish_and_clear();
-        }
-        Points::One { event, state } => {
-            sim.set_keep_trace(false);
-            while sim.events() < event && sim.step().is_some() {}
-            if sim.events() != event {
-                return Err(format!("crash_event: {event} is past the run's last event ({})", sim.events()));
-            }
-            explore_crash_state(&sim, budget, s.seed, state, &mut report);
-        }
+    let mut pb: Option<ProgressBar> = None;
+    let report = plan.explore(&mut |done, total| pb.get_or_insert_with(|| progress(total)).set_position(done));
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
     }
-    Ok((report, started.elapsed().as_secs_f64(), probe.metrics()))
-}
-
-/// The crash point a link names, if any.
-fn link_point(args: &ScenarioArgs) -> Result<Option<(Points, Option<u32>)>, String> {
-    let Some(u) = &args.url else { return Ok(None) };
-    let d = xlog::url::decode(u)?;
-    let get = |k: &str| -> Result<Option<u64>, String> {
-        d.extra
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.parse::<u64>().map_err(|_| format!("url: {k}: '{v}' is not a whole number")))
-            .transpose()
-    };
-    let Some(event) = get("crash_event")? else { return Ok(None) };
-    let budget = get("crash_budget")?.map(|b| b.clamp(1, u32::MAX as u64) as u32);
-    Ok(Some((Points::One { event, state: get("crash_state")? }, budget)))
+    Ok((report?, started.elapsed().as_secs_f64(), plan.run_metrics().clone()))
 }
 
 pub fn run(a: &CrashArgs) -> Result<(), String> {
@@ -120,20 +59,23 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
     if a.states_per_point == 0 {
         return Err("--states-per-point: 0 is out of range (allowed: 1 to 65536)".into());
     }
-    let (points, per_point) = match link_point(&a.scenario)? {
-        Some((p, b)) => (p, b.unwrap_or(a.states_per_point)),
-        None if a.every_io => (Points::EveryIo, a.states_per_point),
-        None => (Points::Even(a.crash_points), a.states_per_point),
+    let link = match &a.scenario.url {
+        Some(u) => CrashLink::parse(u)?,
+        None => None,
+    };
+    let (points, per_point) = match link {
+        Some(l) => (l.points(), l.budget.unwrap_or(a.states_per_point)),
+        None if a.every_io => (CrashPoints::EveryIo, a.states_per_point),
+        None => (CrashPoints::Even(a.crash_points), a.states_per_point),
     };
     let (report, secs, m) = explore_points(&s, points, per_point)?;
     let states_per_sec = report.crash_states as f64 / secs.max(1e-9);
     let base = a.scenario.link(&s);
-    let sep = if base.contains('?') { '&' } else { '?' };
     let examples: Vec<_> = report
         .examples
         .iter()
         .map(|e| {
-            let url = format!("{base}{sep}crash_event={}&crash_state={}&crash_budget={per_point}", e.event, e.state);
+            let url = e.link(&base, per_point);
             json!({
                 "invariant": e.invariant, "detail": e.detail, "event": e.event, "state": e.state, "t_ns": e.t_ns,
                 "url": url,

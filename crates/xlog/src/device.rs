@@ -466,11 +466,11 @@ mod tests {
     #[test]
     fn deep_queues_complete_out_of_order_and_hdd_in_order() {
         let mut d = dev(DeviceClass::NvmeX4);
-        let (_, big) = d.submit_write(0, 0, vec![0; 256 << 10], false, false, 0);
+        let (_, big) = d.submit_write(0, 0, vec![0; 256 << 10], ReqFlags::PLAIN, 0);
         let (_, small) = d.submit_write(0, 1000, block(1), ReqFlags::PLAIN, 0);
         assert!(small < big, "a small write behind a large one may finish first");
         let mut h = dev(DeviceClass::Hdd);
-        let (_, t1) = h.submit_write(0, 0, vec![0; 256 << 10], false, false, 0);
+        let (_, t1) = h.submit_write(0, 0, vec![0; 256 << 10], ReqFlags::PLAIN, 0);
         let (_, t2) = h.submit_write(0, 1000, block(1), ReqFlags::PLAIN, 0);
         assert!(t2 > t1);
     }
@@ -481,7 +481,7 @@ mod tests {
         let (_, empty) = d.submit_flush(0, 0);
         let mut d2 = dev(DeviceClass::Hdd);
         for i in 0..64 {
-            let (id, _) = d2.submit_write(0, i * 1000, vec![0; 4096], false, false, 0);
+            let (id, _) = d2.submit_write(0, i * 1000, vec![0; 4096], ReqFlags::PLAIN, 0);
             d2.complete(id);
         }
         let (_, t) = d2.submit_flush(0, 0);

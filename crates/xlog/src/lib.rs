@@ -29,7 +29,8 @@ pub mod url;
 
 pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit, Cil, ItemKind};
 pub use crash::{
-    explore as explore_crash_states, explore_only as explore_crash_state, CrashExample, CrashReport, EXHAUSTIVE_MAX,
+    explore as explore_crash_states, explore_only as explore_crash_state, CrashExample, CrashLink, CrashPlan,
+    CrashPoints, CrashReport, EXHAUSTIVE_MAX,
 };
 pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq, ReqFlags};
 pub use geometry::Geometry;
@@ -37,10 +38,10 @@ pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
 pub use iclog::{icl_flags_str, IclogState};
 pub use log::Xlog;
 pub use metrics::Metrics;
-pub use oracle::ALL_INVARIANTS;
+pub use oracle::{Invariant, ALL_INVARIANTS};
 pub use presets::{find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;
-pub use recovery::{recover, Image, Layer, RecoveryReport, Survivors};
+pub use recovery::{recover, Fate, Image, Layer, RecoveryReport, Survivors};
 pub use scenario::{
     CommitOrdering, CrashModel, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, RsumCache, Scenario,
     Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,

@@ -3,36 +3,118 @@
 
 use crate::format;
 use crate::layout::{item_daddr, META_BB};
-use crate::recovery::{read_record, recover, Image, RecoveryReport};
+use crate::recovery::{read_record, recover, Image, Layer, RecoveryReport};
 use crate::sim::History;
-use crate::units::Lsn;
+use crate::units::{Lsn, BBSIZE};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub const DEVICE_SEMANTICS: &str = "device_semantics";
-pub const COMMIT_IMPLIES_CHECKPOINT: &str = "commit_implies_checkpoint";
-pub const WRITE_AHEAD: &str = "write_ahead";
-pub const TAIL: &str = "tail";
-pub const NO_LIVE_OVERWRITE: &str = "no_live_overwrite";
-pub const METADATA_LSN_NOT_AHEAD: &str = "metadata_lsn_not_ahead";
-pub const DURABILITY: &str = "durability";
-pub const PREFIX: &str = "prefix";
-pub const RECOVERY_SUCCEEDS: &str = "recovery_succeeds";
-pub const RECOVERY_IDEMPOTENT: &str = "recovery_idempotent";
-pub const LIVENESS: &str = "liveness";
+/// A named property of the journal. Reports list invariants by name, in alphabetical order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invariant {
+    DeviceSemantics,
+    CommitImpliesCheckpoint,
+    WriteAhead,
+    Tail,
+    NoLiveOverwrite,
+    MetadataLsnNotAhead,
+    Durability,
+    Prefix,
+    RecoverySucceeds,
+    RecoveryIdempotent,
+    Liveness,
+}
 
-pub const ALL_INVARIANTS: &[&str] = &[
-    DEVICE_SEMANTICS,
-    COMMIT_IMPLIES_CHECKPOINT,
-    WRITE_AHEAD,
-    TAIL,
-    NO_LIVE_OVERWRITE,
-    METADATA_LSN_NOT_AHEAD,
-    DURABILITY,
-    PREFIX,
-    RECOVERY_SUCCEEDS,
-    RECOVERY_IDEMPOTENT,
-    LIVENESS,
-];
+impl Invariant {
+    pub const ALL: [Invariant; 11] = [
+        Invariant::DeviceSemantics,
+        Invariant::CommitImpliesCheckpoint,
+        Invariant::WriteAhead,
+        Invariant::Tail,
+        Invariant::NoLiveOverwrite,
+        Invariant::MetadataLsnNotAhead,
+        Invariant::Durability,
+        Invariant::Prefix,
+        Invariant::RecoverySucceeds,
+        Invariant::RecoveryIdempotent,
+        Invariant::Liveness,
+    ];
+
+    /// The name reports and links use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Invariant::DeviceSemantics => "device_semantics",
+            Invariant::CommitImpliesCheckpoint => "commit_implies_checkpoint",
+            Invariant::WriteAhead => "write_ahead",
+            Invariant::Tail => "tail",
+            Invariant::NoLiveOverwrite => "no_live_overwrite",
+            Invariant::MetadataLsnNotAhead => "metadata_lsn_not_ahead",
+            Invariant::Durability => "durability",
+            Invariant::Prefix => "prefix",
+            Invariant::RecoverySucceeds => "recovery_succeeds",
+            Invariant::RecoveryIdempotent => "recovery_idempotent",
+            Invariant::Liveness => "liveness",
+        }
+    }
+
+    /// What the invariant promises, in one sentence.
+    pub fn explain(self) -> &'static str {
+        match self {
+            Invariant::DeviceSemantics => {
+                "A completed FUA write is stable, and so is every write that completed before a completed flush."
+            }
+            Invariant::CommitImpliesCheckpoint => {
+                "A checkpoint completes (its items unpinned) only when all its log blocks, commit record included, are stable."
+            }
+            Invariant::WriteAhead => {
+                "Metadata reaches its place on disk only after the commit record of the checkpoint that logged it is stable."
+            }
+            Invariant::Tail => "Every change of a checkpoint the on-disk log tail has moved past is stable in place.",
+            Invariant::NoLiveOverwrite => "A log write never lands on the live log between the tail and the head.",
+            Invariant::MetadataLsnNotAhead => {
+                "No metadata block on disk carries an LSN later than the log head at the crash."
+            }
+            Invariant::Durability => {
+                "An acknowledged fsync survives the crash: its file data is stable and recovery brings its checkpoint back."
+            }
+            Invariant::Prefix => {
+                "Recovery brings back the first k checkpoints for some k: never a later change without an earlier one."
+            }
+            Invariant::RecoverySucceeds => "Recovery finds the head and the tail and replays the log without an error.",
+            Invariant::RecoveryIdempotent => {
+                "Recovering again over what recovery wrote gives the same metadata, so a crash during recovery is harmless."
+            }
+            Invariant::Liveness => "The run never hangs: every task that sleeps is woken again.",
+        }
+    }
+}
+
+impl std::fmt::Display for Invariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// By name, so maps of invariants print (and serialize) alphabetically.
+impl Ord for Invariant {
+    fn cmp(&self, other: &Invariant) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for Invariant {
+    fn partial_cmp(&self, other: &Invariant) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Serialize for Invariant {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+pub const ALL_INVARIANTS: &[Invariant] = &Invariant::ALL;
 
 /// The history at the crash, indexed for the prefix check.
 pub struct Oracle<'h> {
@@ -94,8 +176,8 @@ impl<'h> Oracle<'h> {
         (r.lsn == lsn && r.crc_ok).then_some(r.total_bb)
     }
 
-    /// Checks one crash image; pushes the names of violated invariants.
-    pub fn check(&self, img: &Image, idempotence: bool, out: &mut Vec<&'static str>) -> Result<RecoveryReport, String> {
+    /// Checks one crash image; pushes the violated invariants.
+    pub fn check(&self, img: &Image, idempotence: bool, out: &mut Vec<Invariant>) -> Result<RecoveryReport, String> {
         let mut why = String::new();
         let r = self.check_inner(img, idempotence, out, &mut why);
         match r {
@@ -111,12 +193,52 @@ impl<'h> Oracle<'h> {
         &self,
         img: &Image,
         idempotence: bool,
-        out: &mut Vec<&'static str>,
+        out: &mut Vec<Invariant>,
         why: &mut String,
     ) -> Result<RecoveryReport, String> {
-        // In-place metadata as the crash left it.
         let data = &img.devs[img.data_dev];
-        let mut in_place: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
+        let in_place = self.in_place(data);
+        if in_place.values().any(|&(_, lsn)| lsn > self.head_at_crash) {
+            out.push(Invariant::MetadataLsnNotAhead);
+        }
+        let rep = match recover(img) {
+            Ok(r) => r,
+            Err(e) => {
+                out.push(Invariant::RecoverySucceeds);
+                return Err(e);
+            }
+        };
+        if let Some(w) = self.write_ahead_broken(img, &rep, &in_place) {
+            *why += &w;
+            out.push(Invariant::WriteAhead);
+        }
+        if let Some(w) = self.tail_broken(&rep, &in_place) {
+            *why += &w;
+            out.push(Invariant::Tail);
+        }
+        // prefix and durability: the recovered map is the state after checkpoints 0..k.
+        let n_ckpt = self.history.checkpoints.len() as u32;
+        let window = prefix_window(&self.touches, &self.freed, &rep.items, n_ckpt);
+        if window.freed_misfit {
+            *why += "prefix: no prefix fits the items whose blocks were freed; ";
+        }
+        let data_lost = self.acked_data_lost(data);
+        if window.lo > window.hi {
+            *why += &self.prefix_why(&window, &in_place);
+            out.push(Invariant::Prefix);
+        }
+        if (window.lo <= window.hi && window.hi < self.history.acked) || data_lost {
+            out.push(Invariant::Durability);
+        }
+        if idempotence && !recovery_idempotent(img, &rep) {
+            out.push(Invariant::RecoveryIdempotent);
+        }
+        Ok(rep)
+    }
+
+    /// In-place metadata of the items the history logged, as the crash left it.
+    fn in_place(&self, data: &Layer) -> BTreeMap<u32, (u64, Lsn)> {
+        let mut in_place = BTreeMap::new();
         for &item in self.touches.keys() {
             if let Some((id, v, lsn)) = data.with_sector(item_daddr(item), format::read_meta) {
                 if id == item {
@@ -124,16 +246,17 @@ impl<'h> Oracle<'h> {
                 }
             }
         }
-        if in_place.values().any(|&(_, lsn)| lsn > self.head_at_crash) {
-            out.push(METADATA_LSN_NOT_AHEAD);
-        }
-        let rep = match recover(img) {
-            Ok(r) => r,
-            Err(e) => {
-                out.push(RECOVERY_SUCCEEDS);
-                return Err(e);
-            }
-        };
+        in_place
+    }
+
+    /// write-ahead: in-place metadata only from checkpoints whose commit record is stable
+    /// (or that the log has already moved past). Why not, when it is broken.
+    fn write_ahead_broken(
+        &self,
+        img: &Image,
+        rep: &RecoveryReport,
+        in_place: &BTreeMap<u32, (u64, Lsn)>,
+    ) -> Option<String> {
         let live_from = if rep.empty { Lsn::ZERO } else { rep.tail_lsn };
         // The newest tail any intact record on the image states: checkpoints behind it may
         // have left the log legitimately, even when recovery started from an older record.
@@ -146,151 +269,279 @@ impl<'h> Oracle<'h> {
                     .iter()
                     .rev()
                     .take(64)
-                    .find(|&&(lsn, _)| {
-                        lsn <= self.head_at_crash && Self::record_present(img, Some(&rep), lsn).is_some()
-                    })
+                    .find(|&&(lsn, _)| lsn <= self.head_at_crash && Self::record_present(img, Some(rep), lsn).is_some())
                     .map_or(Lsn::ZERO, |&(_, t)| t)
             })
         };
-        // write-ahead: in-place metadata only from checkpoints whose commit record is stable
-        // (or that the log has already moved past).
-        for (&item, &(v, _)) in &in_place {
+        for (&item, &(v, _)) in in_place {
             let Some(c) = self.checkpoint_of(item, v) else { continue };
             let ck = &self.history.checkpoints[c as usize];
             if !ck.completed
                 || (ck.commit_lsn >= live_from
-                    && Self::record_present(img, Some(&rep), ck.commit_lsn).is_none()
+                    && Self::record_present(img, Some(rep), ck.commit_lsn).is_none()
                     && ck.commit_lsn >= stated_tail())
             {
-                *why += &format!(
+                return Some(format!(
                     "write_ahead: item {item} v{v} in place from checkpoint {c} (start {} commit {}, completed {}), recovered tail {} first record {:?}; ",
                     ck.start_lsn, ck.commit_lsn, ck.completed, rep.tail_lsn, rep.records_found.first()
-                );
-                out.push(WRITE_AHEAD);
-                break;
+                ));
             }
         }
-        // tail: an item whose latest completed checkpoint lies wholly behind the on-disk
-        // tail must be stable in place at least at that version.
-        if !rep.empty {
-            let last = &self.last_completed;
-            let behind = |&(v, commit): &(u64, Lsn)| commit < rep.tail_lsn && v > 0;
-            if let Some((item, e)) =
-                last.iter().find(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0)
-            {
-                *why += &format!("tail {}: item {item} v{} (commit {}) not in place; ", rep.tail_lsn, e.0, e.1);
-                out.push(TAIL);
-            }
+        None
+    }
+
+    /// tail: an item whose latest completed checkpoint lies wholly behind the on-disk tail
+    /// must be stable in place at least at that version. Why not, when it is broken.
+    fn tail_broken(&self, rep: &RecoveryReport, in_place: &BTreeMap<u32, (u64, Lsn)>) -> Option<String> {
+        if rep.empty {
+            return None;
         }
-        // prefix and durability: the recovered map is the state after checkpoints 0..k.
-        let n_ckpt = self.history.checkpoints.len() as u32;
-        let (mut lo, mut hi) = (0u32, n_ckpt);
-        let (mut lo_item, mut hi_item) = ((0u32, 0u64), (0u32, 0u64));
-        // Items with a freed block later than their recovered version are also right in
-        // the windows where the block was free: (item, [first, last] checkpoint counts).
-        let mut either: Vec<Vec<(u32, u32)>> = Vec::new();
-        for (&item, t) in &self.touches {
-            let v = rep.items.get(&item).copied().unwrap_or(0);
-            let p = if v == 0 { Some(None) } else { t.iter().position(|&(_, tv)| tv == v).map(Some) };
-            let (a, b) = match p {
-                Some(None) => (0, t[0].0),
-                Some(Some(p)) => (t[p].0 + 1, t.get(p + 1).map_or(u32::MAX, |n| n.0)),
-                None => (1, 0),
-            };
-            let windows: Vec<(u32, u32)> = match (p, self.freed.get(&item)) {
-                (Some(p), Some(f)) => f
-                    .iter()
-                    .filter(|&&q| p.is_none_or(|p| q > p))
-                    .map(|&q| (t[q].0 + 1, t.get(q + 1).map_or(u32::MAX, |n| n.0)))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            if !windows.is_empty() {
-                either.push(std::iter::once((a, b)).chain(windows).collect());
-                continue;
-            }
-            if a > lo {
-                lo = a;
-                lo_item = (item, v);
-            }
-            if b < hi {
-                hi = b;
-                hi_item = (item, v);
-            }
-        }
-        if !either.is_empty() && lo <= hi {
-            // The feasible prefixes: inside [lo, hi] and inside one interval of each such item.
-            let hi_c = hi.min(n_ckpt);
-            let mut count = vec![0i32; (hi_c - lo + 2) as usize];
-            for ivs in &either {
-                for &(a, b) in ivs {
-                    let (a, b) = (a.max(lo), b.min(hi_c));
-                    if a <= b {
-                        count[(a - lo) as usize] += 1;
-                        count[(b - lo + 1) as usize] -= 1;
-                    }
-                }
-            }
-            let mut run = 0;
-            let mut last_ok = None;
-            for (k, d) in count.iter().enumerate().take((hi_c - lo + 1) as usize) {
-                run += d;
-                if run == either.len() as i32 {
-                    last_ok = Some(lo + k as u32);
-                }
-            }
-            match last_ok {
-                Some(k) => hi = k,
-                None => {
-                    *why += "prefix: no prefix fits the items whose blocks were freed; ";
-                    (hi, lo) = (lo, lo + 1);
-                }
-            }
-        }
-        let data_lost = self
-            .history
+        let behind = |&(v, commit): &(u64, Lsn)| commit < rep.tail_lsn && v > 0;
+        let (item, e) =
+            self.last_completed.iter().find(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0)?;
+        Some(format!("tail {}: item {item} v{} (commit {}) not in place; ", rep.tail_lsn, e.0, e.1))
+    }
+
+    /// An acknowledged fsync's file data block is missing or older on the image.
+    fn acked_data_lost(&self, data: &Layer) -> bool {
+        self.history
             .acked_data
             .iter()
-            .any(|(&daddr, &v)| data.with_sector(daddr, format::read_meta).is_none_or(|(_, found, _)| found < v));
-        if lo > hi {
-            *why += &format!(
-                "prefix: item {} at v{} needs checkpoint {lo} or later, item {} at v{} needs one before {hi} (of {}); ",
-                lo_item.0,
-                lo_item.1,
-                hi_item.0,
-                hi_item.1,
-                self.history.checkpoints.len()
-            );
-            // Where the older item's next version lived, and what is in place for it.
-            let ck = |c: u32| {
-                self.history.checkpoints.get(c as usize).map_or(String::new(), |k| {
-                    format!("checkpoint {c} start {} commit {} completed {}", k.start_lsn, k.commit_lsn, k.completed)
-                })
-            };
-            *why += &format!(
-                "item {} in place {:?}, next version in {}; item {} in {}; touches {:?}; ",
-                hi_item.0,
-                in_place.get(&hi_item.0),
-                ck(hi),
-                lo_item.0,
-                ck(lo.saturating_sub(1)),
-                self.touches.get(&hi_item.0)
-            );
-            out.push(PREFIX);
+            .any(|(&daddr, &v)| data.with_sector(daddr, format::read_meta).is_none_or(|(_, found, _)| found < v))
+    }
+
+    /// Why no prefix fits: the two items that bound the window, and where they stand.
+    fn prefix_why(&self, w: &PrefixWindow, in_place: &BTreeMap<u32, (u64, Lsn)>) -> String {
+        let (lo, hi, lo_item, hi_item) = (w.lo, w.hi, w.lo_item, w.hi_item);
+        let mut why = format!(
+            "prefix: item {} at v{} needs checkpoint {lo} or later, item {} at v{} needs one before {hi} (of {}); ",
+            lo_item.0,
+            lo_item.1,
+            hi_item.0,
+            hi_item.1,
+            self.history.checkpoints.len()
+        );
+        // Where the older item's next version lived, and what is in place for it.
+        let ck = |c: u32| {
+            self.history.checkpoints.get(c as usize).map_or(String::new(), |k| {
+                format!("checkpoint {c} start {} commit {} completed {}", k.start_lsn, k.commit_lsn, k.completed)
+            })
+        };
+        why += &format!(
+            "item {} in place {:?}, next version in {}; item {} in {}; touches {:?}; ",
+            hi_item.0,
+            in_place.get(&hi_item.0),
+            ck(hi),
+            lo_item.0,
+            ck(lo.saturating_sub(1)),
+            self.touches.get(&hi_item.0)
+        );
+        why
+    }
+}
+
+/// Recovering again over what recovery wrote must give the same items.
+fn recovery_idempotent(img: &Image, rep: &RecoveryReport) -> bool {
+    let mut again = img.clone();
+    for (&s, &(id, v, lsn)) in &rep.writes {
+        again.devs[img.data_dev].over.write(s, &format::meta_block(id, v, lsn, (META_BB * BBSIZE as u64) as usize));
+    }
+    matches!(recover(&again), Ok(r2) if r2.items == rep.items)
+}
+
+/// The prefix lengths k (checkpoints 0..k applied) that agree with the recovered versions:
+/// some fit when `lo <= hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PrefixWindow {
+    lo: u32,
+    hi: u32,
+    /// (item, recovered version) that last raised `lo` and last lowered `hi`.
+    lo_item: (u32, u64),
+    hi_item: (u32, u64),
+    /// No k in the window fits every item whose block was freed (`lo > hi` then).
+    freed_misfit: bool,
+}
+
+/// The window of prefix lengths the recovered versions allow. `touches`: item -> (checkpoint,
+/// version) in commit order; `freed`: item -> indexes into its touches that logged it stale.
+fn prefix_window(
+    touches: &BTreeMap<u32, Vec<(u32, u64)>>,
+    freed: &BTreeMap<u32, Vec<usize>>,
+    recovered: &BTreeMap<u32, u64>,
+    n_ckpt: u32,
+) -> PrefixWindow {
+    let mut w = PrefixWindow { lo: 0, hi: n_ckpt, lo_item: (0, 0), hi_item: (0, 0), freed_misfit: false };
+    // Items with a freed block later than their recovered version are also right in the
+    // windows where the block was free; they are intersected after the plain items.
+    let mut either: Vec<Vec<(u32, u32)>> = Vec::new();
+    for (&item, t) in touches {
+        let v = recovered.get(&item).copied().unwrap_or(0);
+        let ((a, b), windows) = item_windows(t, freed.get(&item), v);
+        if !windows.is_empty() {
+            either.push(std::iter::once((a, b)).chain(windows).collect());
+            continue;
         }
-        if (lo <= hi && hi < self.history.acked) || data_lost {
-            out.push(DURABILITY);
+        if a > w.lo {
+            w.lo = a;
+            w.lo_item = (item, v);
         }
-        if idempotence {
-            let mut again = img.clone();
-            for (&s, &(id, v, lsn)) in &rep.writes {
-                again.devs[img.data_dev].over.write(s, &format::meta_block(id, v, lsn, (META_BB * 512) as usize));
+        if b < w.hi {
+            w.hi = b;
+            w.hi_item = (item, v);
+        }
+    }
+    if !either.is_empty() && w.lo <= w.hi {
+        match last_common(&either, w.lo, w.hi.min(n_ckpt)) {
+            Some(k) => w.hi = k,
+            None => {
+                w.freed_misfit = true;
+                (w.hi, w.lo) = (w.lo, w.lo + 1);
             }
-            match recover(&again) {
-                Ok(r2) if r2.items == rep.items => {}
-                _ => out.push(RECOVERY_IDEMPOTENT),
+        }
+    }
+    w
+}
+
+/// The prefix lengths at which an item with touches `t` holds version `v` (0: not logged
+/// yet), as an inclusive interval (`u32::MAX`: no later touch; empty when `v` is unknown),
+/// and the windows its block was free after `v`, from the stale touches `freed`.
+fn item_windows(t: &[(u32, u64)], freed: Option<&Vec<usize>>, v: u64) -> ((u32, u32), Vec<(u32, u32)>) {
+    let p = if v == 0 { Some(None) } else { t.iter().position(|&(_, tv)| tv == v).map(Some) };
+    let (a, b) = match p {
+        Some(None) => (0, t[0].0),
+        Some(Some(p)) => (t[p].0 + 1, t.get(p + 1).map_or(u32::MAX, |n| n.0)),
+        None => (1, 0),
+    };
+    let windows: Vec<(u32, u32)> = match (p, freed) {
+        (Some(p), Some(f)) => f
+            .iter()
+            .filter(|&&q| p.is_none_or(|p| q > p))
+            .map(|&q| (t[q].0 + 1, t.get(q + 1).map_or(u32::MAX, |n| n.0)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    ((a, b), windows)
+}
+
+/// The last k in [lo, hi] that lies inside one interval of every list (a sweep over the
+/// interval ends, clipped to [lo, hi]).
+fn last_common(lists: &[Vec<(u32, u32)>], lo: u32, hi: u32) -> Option<u32> {
+    let mut count = vec![0i32; (hi - lo + 2) as usize];
+    for ivs in lists {
+        for &(a, b) in ivs {
+            let (a, b) = (a.max(lo), b.min(hi));
+            if a <= b {
+                count[(a - lo) as usize] += 1;
+                count[(b - lo + 1) as usize] -= 1;
             }
         }
-        Ok(rep)
+    }
+    let mut run = 0;
+    let mut last_ok = None;
+    for (k, d) in count.iter().enumerate().take((hi - lo + 1) as usize) {
+        run += d;
+        if run == lists.len() as i32 {
+            last_ok = Some(lo + k as u32);
+        }
+    }
+    last_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invariants_have_distinct_names_and_sort_by_name() {
+        let mut by_name: Vec<&str> = Invariant::ALL.iter().map(|i| i.as_str()).collect();
+        by_name.sort_unstable();
+        by_name.dedup();
+        assert_eq!(by_name.len(), Invariant::ALL.len());
+        let mut sorted = Invariant::ALL;
+        sorted.sort();
+        assert_eq!(sorted.map(|i| i.as_str()).to_vec(), by_name);
+        for i in Invariant::ALL {
+            assert_eq!(i.to_string(), i.as_str());
+            assert!(i.explain().ends_with('.'), "{i}");
+        }
+    }
+
+    /// item -> [(checkpoint, version)] from (item, checkpoint, version) triples.
+    fn touches(t: &[(u32, u32, u64)]) -> BTreeMap<u32, Vec<(u32, u64)>> {
+        let mut m: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
+        for &(item, c, v) in t {
+            m.entry(item).or_default().push((c, v));
+        }
+        m
+    }
+
+    fn window(
+        t: &BTreeMap<u32, Vec<(u32, u64)>>,
+        freed: &[(u32, Vec<usize>)],
+        recovered: &[(u32, u64)],
+        n_ckpt: u32,
+    ) -> PrefixWindow {
+        let freed = freed.iter().cloned().collect();
+        prefix_window(t, &freed, &recovered.iter().copied().collect(), n_ckpt)
+    }
+
+    #[test]
+    fn each_recovered_version_bounds_the_prefix_window() {
+        // Item 1: v1 in checkpoint 0, v2 in checkpoint 2. Item 2: v1 in checkpoint 1.
+        let t = touches(&[(1, 0, 1), (2, 1, 1), (1, 2, 2)]);
+        // Item 1 at v1 means 1 or 2 checkpoints applied; item 2 at v1 means 2 or more.
+        let w = window(&t, &[], &[(1, 1), (2, 1)], 4);
+        assert_eq!((w.lo, w.hi, w.lo_item, w.hi_item, w.freed_misfit), (2, 2, (2, 1), (1, 1), false));
+        // Everything recovered: the window runs to the last checkpoint.
+        let w = window(&t, &[], &[(1, 2), (2, 1)], 4);
+        assert_eq!((w.lo, w.hi), (3, 4));
+        // Nothing recovered: only the empty prefix fits.
+        let w = window(&t, &[], &[], 4);
+        assert_eq!((w.lo, w.hi), (0, 0));
+        // Item 1's later change without item 2's earlier one: no prefix.
+        let w = window(&t, &[], &[(1, 2)], 4);
+        assert_eq!((w.lo, w.hi, w.lo_item, w.hi_item), (3, 1, (1, 2), (2, 0)));
+        // A version the history never logged fits no prefix.
+        let w = window(&t, &[], &[(1, 7), (2, 1)], 4);
+        assert!(w.lo > w.hi);
+    }
+
+    #[test]
+    fn a_freed_block_may_hold_an_older_version_while_it_is_free() {
+        // Item 1: v1 in checkpoint 0, freed (logged stale) as v2 in checkpoint 1, v3 in
+        // checkpoint 3. Item 2: v1 in checkpoint 2.
+        let t = touches(&[(1, 0, 1), (1, 1, 2), (2, 2, 1), (1, 3, 3)]);
+        let freed = [(1, vec![1])];
+        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 1), ((1, 1), vec![(2, 3)]));
+        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 0), ((0, 0), vec![(2, 3)]));
+        // After the version it was freed at, the free window no longer applies.
+        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 3), ((4, u32::MAX), vec![]));
+        // Item 2 needs 3 or more checkpoints; item 1's old v1 is fine while its block is free.
+        let w = window(&t, &freed, &[(1, 1), (2, 1)], 4);
+        assert_eq!((w.lo, w.hi, w.freed_misfit), (3, 3, false));
+        // Without the free, item 1 at v1 and item 2 at v1 conflict.
+        let w = window(&t, &[], &[(1, 1), (2, 1)], 4);
+        assert!(w.lo > w.hi && !w.freed_misfit);
+        // Item 3 pins the prefix to 1, where item 1 can be neither at v0 nor free.
+        let t = touches(&[(1, 0, 1), (1, 1, 2), (3, 0, 1), (3, 1, 2), (1, 3, 3)]);
+        let w = window(&t, &freed, &[(3, 1)], 4);
+        assert_eq!((w.lo, w.hi, w.freed_misfit), (2, 1, true));
+    }
+
+    #[test]
+    fn a_block_freed_by_its_last_touch_stays_free_to_the_end() {
+        let t = touches(&[(1, 0, 1), (1, 1, 2), (2, 0, 1)]);
+        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 1), ((1, 1), vec![(2, u32::MAX)]));
+        let w = window(&t, &[(1, vec![1])], &[(1, 1), (2, 1)], 3);
+        assert_eq!((w.lo, w.hi), (1, 3));
+    }
+
+    #[test]
+    fn last_common_finds_the_latest_point_inside_one_interval_of_each_list() {
+        let lists = [vec![(0, 1), (4, 6)], vec![(1, 5)]];
+        assert_eq!(last_common(&lists, 0, 9), Some(5));
+        assert_eq!(last_common(&lists, 0, 3), Some(1));
+        assert_eq!(last_common(&lists, 2, 3), None);
+        assert_eq!(last_common(&[vec![(0, u32::MAX)]], 2, 7), Some(7));
     }
 }

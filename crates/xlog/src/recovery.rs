@@ -14,14 +14,23 @@ use std::collections::BTreeMap;
 /// `XLOG_MAX_ICLOGS`: how many records back from the head a torn write may reach.
 const XLOG_MAX_ICLOGS: usize = format::XLOG_MAX_ICLOGS as usize;
 
+/// What a crash did to one write that had not reached stable media.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    Lost,
+    Kept,
+    /// Some of its sectors landed (`Survivors::tears`).
+    Torn,
+}
+
 /// Writes a crash kept on top of stable media, looked up in place instead of copied.
 #[derive(Clone, Copy, Debug)]
 pub struct Survivors<'a> {
     /// sector -> candidate (write, sector within it), in the order they apply.
     pub index: &'a BTreeMap<u64, Vec<(u32, u32)>>,
     pub writes: &'a [Vec<u8>],
-    /// Per write: 0 lost, 1 kept, 2 torn (sectors in `tears`).
-    pub keep: &'a [u8],
+    pub keep: &'a [Fate],
+    /// Per write: bit k set when a torn write's sector k landed.
     pub tears: &'a [u64],
 }
 
@@ -30,9 +39,9 @@ impl Survivors<'_> {
         let cands = self.index.get(&sector)?;
         cands.iter().rev().find_map(|&(w, k)| {
             let kept = match self.keep[w as usize] {
-                1 => true,
-                2 => self.tears[w as usize] >> (k % 64) & 1 == 1,
-                _ => false,
+                Fate::Kept => true,
+                Fate::Torn => self.tears[w as usize] >> (k % 64) & 1 == 1,
+                Fate::Lost => false,
             };
             kept.then(|| &self.writes[w as usize][k as usize * SECTOR..(k as usize + 1) * SECTOR])
         })
@@ -333,32 +342,70 @@ struct Trans {
 
 /// Runs recovery over `img`: returns the report, or an error recovery would stop on.
 pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
-    let mut rep = RecoveryReport {
-        head_blk: 0,
-        tail_blk: 0,
-        head_lsn: Lsn::ZERO,
-        tail_lsn: Lsn::ZERO,
-        empty: false,
-        clean: false,
-        records: 0,
-        torn_head_trimmed: false,
-        tail_overwrite_skipped: false,
-        transactions_replayed: 0,
-        transactions_uncommitted: 0,
-        regions_skipped_by_lsn: 0,
-        cancel_records: 0,
-        buffers_cancelled: 0,
-        items: BTreeMap::new(),
-        writes: BTreeMap::new(),
-        records_found: Vec::new(),
-        replayed: Vec::new(),
-        why: String::new(),
-    };
-    let mut head = find_head(img);
+    let mut rep = RecoveryReport::blank();
+    let head = find_head(img);
     rep.head_blk = head;
-    // In-place metadata first.
+    let mut meta = in_place_meta(img);
+    if log_is_empty(img, head) {
+        rep.empty = true;
+        rep.items = versions(meta);
+        return Ok(rep);
+    }
+    let span = settle_head_and_tail(img, head, &mut rep)?;
+    rep.head_blk = span.head;
+    rep.tail_blk = span.tail;
+    rep.records = span.records.len() as u32;
+    rep.records_found = span.records.iter().map(|r| (r.blk, r.lsn, r.total_bb)).collect();
+    rep.clean = unmount_record_last(&span.records);
+    if rep.clean {
+        // A clean log needs no replay: everything is in place.
+        rep.items = versions(meta);
+        return Ok(rep);
+    }
+    let (committed, uncommitted) = rebuild_transactions(&span.records)?;
+    rep.transactions_uncommitted = uncommitted;
+    let mut cancelled = count_cancels(&committed)?;
+    replay_committed(&committed, &mut cancelled, &mut meta, &mut rep)?;
+    rep.items = versions(meta);
+    Ok(rep)
+}
+
+impl RecoveryReport {
+    fn blank() -> RecoveryReport {
+        RecoveryReport {
+            head_blk: 0,
+            tail_blk: 0,
+            head_lsn: Lsn::ZERO,
+            tail_lsn: Lsn::ZERO,
+            empty: false,
+            clean: false,
+            records: 0,
+            torn_head_trimmed: false,
+            tail_overwrite_skipped: false,
+            transactions_replayed: 0,
+            transactions_uncommitted: 0,
+            regions_skipped_by_lsn: 0,
+            cancel_records: 0,
+            buffers_cancelled: 0,
+            items: BTreeMap::new(),
+            writes: BTreeMap::new(),
+            records_found: Vec::new(),
+            replayed: Vec::new(),
+            why: String::new(),
+        }
+    }
+}
+
+/// Item versions alone, from (version, LSN) pairs.
+fn versions(meta: BTreeMap<u32, (u64, Lsn)>) -> BTreeMap<u32, u64> {
+    meta.into_iter().map(|(k, (v, _))| (k, v)).collect()
+}
+
+/// In-place metadata as the crash left it: item -> (version, LSN).
+fn in_place_meta(img: &Image) -> BTreeMap<u32, (u64, Lsn)> {
     let data = img.data();
-    let mut meta: BTreeMap<u32, (u64, Lsn)> = BTreeMap::new();
+    let mut meta = BTreeMap::new();
+    // An internal log follows the metadata on the same device: stop where it starts.
     let meta_end = img.log_start.max(META_START_SECTOR + 1);
     let meta_to = if img.data_dev == 0 { meta_end } else { u64::MAX };
     let sectors: Vec<u64> = data
@@ -371,13 +418,26 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
             meta.insert(id, (v, lsn));
         }
     }
-    let blk0 = img.log_block(head);
-    if head == 0 && format::sector_cycle(&blk0) == 0 && find_zeroed(img) == Some(0) {
-        rep.empty = true;
-        rep.items = meta.into_iter().map(|(k, (v, _))| (k, v)).collect();
-        return Ok(rep);
-    }
-    // Tail from the last record before the head; verify the last records' CRCs.
+    meta
+}
+
+/// A log never written: the head is block 0 and the whole log has cycle 0.
+fn log_is_empty(img: &Image, head: u32) -> bool {
+    head == 0 && format::sector_cycle(&img.log_block(head)) == 0 && find_zeroed(img) == Some(0)
+}
+
+/// The live log recovery settled on: intact records from `tail` up to `head`.
+struct LogSpan {
+    head: u32,
+    tail: u32,
+    records: Vec<Rec>,
+}
+
+/// Tail from the last record before the head, then a walk to the head verifying CRCs: a bad
+/// record near the head is a torn write (the head moves back over it); a missing or bad
+/// record near the head reached from the tail means iclogs that landed past a torn head
+/// overwrote the tail (the tail moves on a record). Notes both in `rep`.
+fn settle_head_and_tail(img: &Image, mut head: u32, rep: &mut RecoveryReport) -> Result<LogSpan, String> {
     let mut records;
     let mut tail;
     let mut tries = 0;
@@ -440,25 +500,22 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
             rep.tail_lsn = r.lsn;
         }
     }
-    rep.head_blk = head;
-    rep.tail_blk = tail;
-    rep.records = records.len() as u32;
-    rep.records_found = records.iter().map(|r| (r.blk, r.lsn, r.total_bb)).collect();
-    // xlog_check_unmount_rec: a lone unmount record right before the head means clean.
-    if let Some(r) = records.last() {
-        if r.num_logops == 1 && r.data.len() >= 12 && OpHeader::read(&r.data).flags & XLOG_UNMOUNT_TRANS != 0 {
-            rep.clean = true;
-        }
-    }
-    if rep.clean {
-        // A clean log needs no replay: everything is in place.
-        rep.items = meta.into_iter().map(|(k, (v, _))| (k, v)).collect();
-        return Ok(rep);
-    }
-    // Rebuild transactions by tid; the committed ones go through passes 1 and 2 in log order.
+    Ok(LogSpan { head, tail, records })
+}
+
+/// `xlog_check_unmount_rec`: a lone unmount record right before the head means clean.
+fn unmount_record_last(records: &[Rec]) -> bool {
+    records.last().is_some_and(|r| {
+        r.num_logops == 1 && r.data.len() >= 12 && OpHeader::read(&r.data).flags & XLOG_UNMOUNT_TRANS != 0
+    })
+}
+
+/// Rebuilds transactions by tid from the records' op headers: the committed ones in commit
+/// order, and how many were started but not committed.
+fn rebuild_transactions(records: &[Rec]) -> Result<(Vec<Trans>, u32), String> {
     let mut open: BTreeMap<u32, Trans> = BTreeMap::new();
     let mut committed: Vec<Trans> = Vec::new();
-    for r in &records {
+    for r in records {
         let mut off = 0usize;
         for _ in 0..r.num_logops {
             if off + 12 > r.data.len() {
@@ -495,23 +552,34 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
             }
         }
     }
-    rep.transactions_uncommitted = open.len() as u32;
-    // Pass 1 (xlog_recover_buf_commit_pass1): count the cancel records of each buffer.
+    Ok((committed, open.len() as u32))
+}
+
+/// Pass 1 (`xlog_recover_buf_commit_pass1`): the cancel records of each buffer, by block.
+fn count_cancels(committed: &[Trans]) -> Result<BTreeMap<u64, u32>, String> {
     let mut cancelled: BTreeMap<u64, u32> = BTreeMap::new();
-    for t in &committed {
+    for t in committed {
         for it in log_items(t)? {
             if it.cancel {
                 *cancelled.entry(it.blkno).or_default() += 1;
             }
         }
     }
-    // Pass 2: replay.
-    for t in &committed {
-        replay(t, &mut cancelled, &mut meta, &mut rep)?;
+    Ok(cancelled)
+}
+
+/// Pass 2: replays the committed transactions in log order.
+fn replay_committed(
+    committed: &[Trans],
+    cancelled: &mut BTreeMap<u64, u32>,
+    meta: &mut BTreeMap<u32, (u64, Lsn)>,
+    rep: &mut RecoveryReport,
+) -> Result<(), String> {
+    for t in committed {
+        replay(t, cancelled, meta, rep)?;
         rep.transactions_replayed += 1;
     }
-    rep.items = meta.into_iter().map(|(k, (v, _))| (k, v)).collect();
-    Ok(rep)
+    Ok(())
 }
 
 /// One log item of a committed transaction, parsed from its format structure.

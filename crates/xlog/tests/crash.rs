@@ -7,21 +7,8 @@ fn small() -> Scenario {
 }
 
 /// Runs `s`, crashing at `points` evenly spaced events, exploring up to `per_point` states.
-fn explore(s: &Scenario, points: u64, per_point: u64) -> CrashReport {
-    let mut probe = Sim::new(s).unwrap();
-    probe.run();
-    let total = probe.events();
-    let mut sim = Sim::new(s).unwrap();
-    sim.set_keep_trace(false);
-    let mut report = CrashReport::default();
-    for p in 1..=points {
-        let at = total * p / (points + 1);
-        while sim.events() < at {
-            sim.step();
-        }
-        explore_crash_states(&sim, per_point, s.seed, &mut report);
-    }
-    report
+fn explore(s: &Scenario, points: u32, per_point: u32) -> CrashReport {
+    CrashPlan::new(s, CrashPoints::Even(points), per_point).unwrap().explore(&mut |_, _| {}).unwrap()
 }
 
 #[test]
@@ -39,8 +26,8 @@ fn a_device_that_ignores_fua_breaks_durability_and_is_caught() {
     let mut s = small();
     s.device_bug = DeviceBug::FuaIgnored;
     let r = explore(&s, 10, 200);
-    assert!(r.violations.get("durability").copied().unwrap_or(0) > 0, "{:?}", r.violations);
-    assert!(r.violations.contains_key("device_semantics"));
+    assert!(r.violations.get(&Invariant::Durability).copied().unwrap_or(0) > 0, "{:?}", r.violations);
+    assert!(r.violations.contains_key(&Invariant::DeviceSemantics));
 }
 
 #[test]
@@ -49,7 +36,7 @@ fn a_device_that_ignores_flushes_is_caught() {
     s.device_bug = DeviceBug::FlushIgnored;
     s.workload = WorkloadKind::FsmarkCreate;
     let r = explore(&s, 10, 200);
-    assert!(r.violations.contains_key("device_semantics"), "{:?}", r.violations);
+    assert!(r.violations.contains_key(&Invariant::DeviceSemantics), "{:?}", r.violations);
 }
 
 fn preset(name: &str, fixed: bool) -> Scenario {
@@ -69,7 +56,7 @@ fn crash_after_each(
     metric: impl Fn(&Metrics) -> u64,
     pick: impl Fn(u64, u64) -> bool,
     per_point: u64,
-    stop_on: Option<&str>,
+    stop_on: Option<Invariant>,
 ) -> (u64, CrashReport) {
     let mut sim = Sim::new(s).unwrap();
     sim.set_keep_trace(false);
@@ -82,7 +69,7 @@ fn crash_after_each(
         }
         if seen > 0 && pick(sim.events() - at, sim.events()) {
             explore_crash_states(&sim, per_point, s.seed, &mut report);
-            if stop_on.is_some_and(|v| report.violations.contains_key(v)) {
+            if stop_on.is_some_and(|v| report.violations.contains_key(&v)) {
                 break;
             }
         }
@@ -105,7 +92,7 @@ fn zoo_series_v1_flush_race_overwrites_log_blocks_before_their_metadata_is_stabl
         None,
     );
     assert!(seen > 0, "later iclogs overtook the first one's PREFLUSH");
-    assert!(bad.violations.get("prefix").copied().unwrap_or(0) > 0, "metadata lost: {:?}", bad.violations);
+    assert!(bad.violations.get(&Invariant::Prefix).copied().unwrap_or(0) > 0, "metadata lost: {:?}", bad.violations);
     let fixed = preset("series-v1-flush-race", true);
     let mut sim = Sim::new(&fixed).unwrap();
     sim.run();
@@ -118,7 +105,7 @@ fn zoo_series_v1_flush_race_overwrites_log_blocks_before_their_metadata_is_stabl
 #[test]
 fn zoo_series_v1_external_log_loses_acknowledged_fsyncs_and_upstream_does_not() {
     let bad = explore(&preset("series-v1-external-log", false), 40, 32);
-    assert!(bad.violations.get("durability").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
+    assert!(bad.violations.get(&Invariant::Durability).copied().unwrap_or(0) > 0, "{:?}", bad.violations);
     let good = explore(&preset("series-v1-external-log", true), 1500, 32);
     assert!(good.crash_states >= 10_000, "explored {} states", good.crash_states);
     assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
@@ -132,7 +119,7 @@ fn zoo_force_without_flush_acks_fsyncs_whose_data_is_in_cache_and_the_fix_does_n
     assert!(sim.metrics().fsync_flushes_skipped > 0, "some fsyncs rely on the force's flush");
     assert!(sim.acked_unstable() > 0, "an fsync returned with its data only in the cache");
     let bad = explore(&s, 40, 8);
-    assert!(bad.violations.get("durability").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
+    assert!(bad.violations.get(&Invariant::Durability).copied().unwrap_or(0) > 0, "{:?}", bad.violations);
     let good = explore(&preset("force-without-flush", true), 1500, 32);
     assert!(good.crash_states >= 10_000, "explored {} states", good.crash_states);
     assert_eq!(good.violations, Default::default(), "{:?}", good.examples);
@@ -148,10 +135,10 @@ fn zoo_tail_update_unflushed_loses_metadata_behind_the_tail_and_the_fix_does_not
         |m| m.commit_iclogs_tail_uncovered,
         |since, events| since < 200 && events.is_multiple_of(4),
         4,
-        Some("tail"),
+        Some(Invariant::Tail),
     );
     assert!(seen > 0, "some commit iclogs carry a tail no flush covers");
-    assert!(bad.violations.get("tail").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
+    assert!(bad.violations.get(&Invariant::Tail).copied().unwrap_or(0) > 0, "{:?}", bad.violations);
     let fixed = preset("tail-update-unflushed", true);
     let mut sim = Sim::new(&fixed).unwrap();
     sim.run();
@@ -239,7 +226,7 @@ fn zoo_unordered_start_records_break_recovery_idempotence_and_ordered_does_not()
     probe.run();
     assert!(probe.metrics().start_records_unordered > 0, "pushes overlap and a start record overtakes");
     let r = explore(&bad, 40, 8);
-    assert!(r.violations.get("recovery_idempotent").copied().unwrap_or(0) > 0, "{:?}", r.violations);
+    assert!(r.violations.get(&Invariant::RecoveryIdempotent).copied().unwrap_or(0) > 0, "{:?}", r.violations);
     let good = preset("unordered-start-records", true);
     let mut probe = Sim::new(&good).unwrap();
     probe.run();
@@ -257,7 +244,7 @@ fn prefix_crash_model_keeps_cached_writes_in_completion_order_and_still_catches_
     assert_eq!(ok.violations, Default::default(), "{:?}", ok.examples);
     s.device_bug = DeviceBug::FuaIgnored;
     let bad = explore(&s, 30, 64);
-    assert!(bad.violations.get("durability").copied().unwrap_or(0) > 0, "{:?}", bad.violations);
+    assert!(bad.violations.get(&Invariant::Durability).copied().unwrap_or(0) > 0, "{:?}", bad.violations);
     // A prefix per device is a subset of the subsets: never more distinct states.
     let mut sub = small();
     sub.device_bug = DeviceBug::FuaIgnored;

@@ -94,7 +94,7 @@ const LAYERS: &[&[&str]] = &[
     // The one wiring module.
     &["sim"],
     // What runs on a simulation's results: recovery, the oracle, the crash explorer, printers.
-    &["recovery", "oracle", "crash", "crash_plan", "tracefmt"],
+    &["recovery", "oracle", "crash", "tracefmt"],
     &["lib"],
 ];
 

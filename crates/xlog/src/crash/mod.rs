@@ -1,0 +1,189 @@
+//! The crash explorer: every disk state a crash at this instant may leave, recovered and checked.
+//!
+//! Allowed states: stable media, plus any subset of completed-but-unflushed writes (with
+//! `crash_model=prefix`: only a completion-order prefix per device, as dm-log-writes replay
+//! sees it), plus each in-flight write absent, present or torn at sector granularity (a write
+//! whose PREFLUSH had to finish first brings the writes that flush covered). Exhaustive up to the state
+//! budget, seeded sampling beyond, deduplicated by content hash.
+
+mod plan;
+mod states;
+
+use crate::device::SectorMap;
+use crate::oracle::{Invariant, Oracle};
+use crate::recovery::{Fate, Image, Layer, Survivors};
+use crate::scenario::CrashModel;
+use crate::sim::Sim;
+use crate::units::Lsn;
+pub use plan::{CrashLink, CrashPlan, CrashPoints};
+use rand_core::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use serde::Serialize;
+use states::{apply_preflush_marks, choices, draw_tears, index_choices, state_hash, Candidates, StateSpace};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Most states enumerated exhaustively at one crash point.
+pub const EXHAUSTIVE_MAX: u64 = 1 << 16;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CrashExample {
+    pub invariant: Invariant,
+    /// What recovery reported, when it failed.
+    pub detail: String,
+    pub event: u64,
+    pub state: u64,
+    pub t_ns: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CrashReport {
+    pub crash_points: u64,
+    pub crash_states: u64,
+    pub duplicates: u64,
+    pub violations: BTreeMap<Invariant, u64>,
+    pub examples: Vec<CrashExample>,
+    pub torn_heads: u64,
+    pub transactions_replayed: u64,
+    /// Cancel records recovery met (stale buffers), and buffer items it skipped for them.
+    pub cancel_records: u64,
+    pub buffers_cancelled: u64,
+}
+
+impl CrashReport {
+    pub fn total_violations(&self) -> u64 {
+        self.violations.values().sum()
+    }
+    fn record(&mut self, name: Invariant, ex: CrashExample) {
+        *self.violations.entry(name).or_default() += 1;
+        if self.examples.len() < 8 && !self.examples.iter().any(|e| e.invariant == name) {
+            self.examples.push(ex);
+        }
+    }
+}
+
+/// Explores the crash states of `sim` as it is now; adds to `report`.
+pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) {
+    explore_only(sim, max_states, seed, None, report)
+}
+
+/// As `explore`, but when `only` names a state index, checks just that state (the same
+/// enumeration and sampling run, so the index means what it meant in the full exploration).
+pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, report: &mut CrashReport) {
+    report.crash_points += 1;
+    let event = sim.events();
+    let ch = choices(sim);
+    let ndev = sim.devices().len();
+    let cand = index_choices(ndev, &ch);
+    let space = StateSpace::new(&ch, ndev, sim.scenario().crash_model == CrashModel::Prefix);
+    let budget = max_states.clamp(1, EXHAUSTIVE_MAX);
+    let exhaustive = space.total <= budget;
+    let n_states = if exhaustive { space.total } else { budget };
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ event.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
+    let point = PointCheck { sim, event, oracle: Oracle::new(sim.history(), head), sim_level: sim_level(sim) };
+    let mut seen = BTreeSet::new();
+    let mut digits = vec![0u64; space.radix.len()];
+    let mut keep = vec![Fate::Lost; ch.len()];
+    let mut tears: Vec<u64> = vec![0; ch.len()];
+    let mut out = Vec::new();
+    for s in 0..n_states {
+        // The random draws happen for every state, skipped or not: a state index names the
+        // same state in a full exploration and in a replay of that one state.
+        if exhaustive {
+            space.digits_exhaustive(s, &mut digits);
+        } else {
+            space.digits_sampled(s, &mut rng, &mut digits);
+        }
+        space.fates(&ch, &digits, &mut keep);
+        draw_tears(&ch, exhaustive, &mut rng, &mut tears);
+        apply_preflush_marks(&ch, ndev, &mut keep);
+        if !seen.insert(state_hash(&keep, &tears, &cand.hashes)) {
+            report.duplicates += 1;
+            continue;
+        }
+        if only.is_some_and(|o| o != s) {
+            continue;
+        }
+        report.crash_states += 1;
+        point.check(&image(sim, &cand, &keep, &tears), s, &mut out, report);
+    }
+}
+
+/// The invariants the sim decided while it ran, where they are exact: every state of a
+/// crash point violates them.
+fn sim_level(sim: &Sim) -> Vec<Invariant> {
+    [
+        (sim.semantics_violations() > 0, Invariant::DeviceSemantics),
+        (sim.live_overwrites() > 0, Invariant::NoLiveOverwrite),
+        (sim.checkpoints_unstable_at_completion() > 0, Invariant::CommitImpliesCheckpoint),
+        (sim.acked_unstable() > 0, Invariant::Durability),
+        (sim.is_hung(), Invariant::Liveness),
+    ]
+    .into_iter()
+    .filter_map(|(bad, n)| bad.then_some(n))
+    .collect()
+}
+
+/// The disk a crash state leaves: each device's stable media with the surviving writes on top.
+fn image<'a>(sim: &'a Sim, cand: &'a Candidates, keep: &'a [Fate], tears: &'a [u64]) -> Image<'a> {
+    Image {
+        devs: sim
+            .devices()
+            .iter()
+            .enumerate()
+            .map(|(d, dev)| Layer {
+                base: dev.stable(),
+                over: SectorMap::new(),
+                survivors: Some(Survivors { index: &cand.index[d], writes: &cand.writes, keep, tears }),
+            })
+            .collect(),
+        data_dev: sim.data_device(),
+        log_start: sim.log_start_sector(),
+        log_bb: sim.geometry().log_bb,
+    }
+}
+
+/// What checking a state at one crash point needs.
+struct PointCheck<'a> {
+    sim: &'a Sim,
+    event: u64,
+    oracle: Oracle<'a>,
+    sim_level: Vec<Invariant>,
+}
+
+impl PointCheck<'_> {
+    /// Recovers state `s` and runs the oracle on it; adds to `report`.
+    fn check(&self, img: &Image, s: u64, out: &mut Vec<Invariant>, report: &mut CrashReport) {
+        out.clear();
+        out.extend(self.sim_level.iter().copied());
+        // Idempotence recovers twice: every 16th state is enough to catch it.
+        let rep = self.oracle.check(img, s.is_multiple_of(16), out);
+        let detail = match &rep {
+            Ok(r) => {
+                report.torn_heads += r.torn_head_trimmed as u64;
+                report.transactions_replayed += r.transactions_replayed as u64;
+                report.cancel_records += r.cancel_records as u64;
+                report.buffers_cancelled += r.buffers_cancelled as u64;
+                format!(
+                    "head {} tail {} records {} replayed {}; {}",
+                    r.head_blk, r.tail_blk, r.records, r.transactions_replayed, r.why
+                )
+            }
+            Err(e) => e.clone(),
+        };
+        out.sort_unstable();
+        out.dedup();
+        for &name in out.iter() {
+            report.record(
+                name,
+                CrashExample {
+                    invariant: name,
+                    detail: detail.clone(),
+                    event: self.event,
+                    state: s,
+                    t_ns: self.sim.now(),
+                },
+            );
+        }
+    }
+}
