@@ -61,6 +61,9 @@ enum Cmd {
         /// Also write the run's trace to FILE (trace-cmd text; JSON when FILE ends in .json).
         #[arg(long, value_name = "FILE")]
         trace: Option<std::path::PathBuf>,
+        /// Stop at this virtual time, with no wind-down (the state the lab shows for `at=`).
+        #[arg(long, value_name = "DURATION", conflicts_with = "trace")]
+        until: Option<String>,
     },
     /// Run a grid of scenarios in parallel and print one row per run.
     #[command(
@@ -205,6 +208,13 @@ impl ScenarioArgs {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe (`loglab run --json | head -c 100`) ends the CLI quietly, as it does other
+    // Unix tools: Rust ignores SIGPIPE, which would turn the next print into a panic.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -256,7 +266,7 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
             }
             Ok(())
         }
-        Cmd::Run { scenario, json, trace } => run_cmd::run(&scenario, json, trace.as_deref()),
+        Cmd::Run { scenario, json, trace, until } => run_cmd::run(&scenario, json, trace.as_deref(), until.as_deref()),
         Cmd::Sweep(a) => sweep_cmd::run(&a),
         Cmd::Trace { scenario, format, events } => run_cmd::trace(&scenario.load()?, &format, &events),
         Cmd::Crash(a) => crash_cmd::run(&a),

@@ -3,7 +3,7 @@
 use crate::ScenarioArgs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use xlog::{trace_cmd_header, Scenario, Sim, TraceCmdPrinter, WorkloadKind};
+use xlog::{format_duration, parse_duration, trace_cmd_header, Scenario, Sim, TraceCmdPrinter, WorkloadKind};
 
 /// The command name writer tasks get in traces: what ran the seed workloads.
 pub fn writer_comm(s: &Scenario) -> &'static str {
@@ -18,8 +18,21 @@ pub fn writer_comm(s: &Scenario) -> &'static str {
     }
 }
 
-pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>) -> Result<(), String> {
+pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>, until: Option<&str>) -> Result<(), String> {
     let s = args.load()?;
+    let until = until
+        .map(|u| {
+            let t = parse_duration("--until", u)?;
+            if t > s.duration.0 {
+                return Err(format!(
+                    "--until: {} is past the scenario's duration (allowed: 0 to {})",
+                    format_duration(t),
+                    format_duration(s.duration.0)
+                ));
+            }
+            Ok(t)
+        })
+        .transpose()?;
     if let Some(path) = trace {
         let format = if path.extension().is_some_and(|e| e == "json") { "json" } else { "trace-cmd" };
         let f = std::fs::File::create(path).map_err(|e| format!("--trace {}: {e}", path.display()))?;
@@ -28,7 +41,14 @@ pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>) -> Result<(
         out.flush().map_err(|e| format!("--trace {}: {e}", path.display()))?;
     }
     let mut sim = Sim::new(&s)?;
-    sim.run();
+    match until {
+        // The lab's `at=`: the events up to that instant, nothing after.
+        Some(t) => {
+            sim.set_keep_trace(false);
+            sim.run_until(t);
+        }
+        None => sim.run(),
+    }
     let m = sim.metrics();
     let v = serde_json::to_value(&m).map_err(|e| e.to_string())?;
     if as_json {

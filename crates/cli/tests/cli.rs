@@ -168,3 +168,45 @@ fn a_fixed_variant_has_a_link_that_runs_it() {
     let by_flag = json(&["run", "--preset", "series-v1-flush-race", "--fixed", "--duration", "50ms", "--json"]);
     assert_eq!(by_link["trace_hash"], by_flag["trace_hash"]);
 }
+
+#[test]
+fn until_stops_at_that_instant_and_the_link_form_agrees() {
+    let part = json(&["run", "--preset", "small-crash", "--until", "5ms", "--json"]);
+    let whole = json(&["run", "--preset", "small-crash", "--json"]);
+    assert!((part["sim_seconds"].as_f64().unwrap() - 0.005).abs() < 1e-12, "{}", part["sim_seconds"]);
+    assert!(part["events"].as_u64() < whole["events"].as_u64());
+    assert_ne!(part["trace_hash"], whole["trace_hash"]);
+    // `at=` in a link is where the lab opens; run takes the same instant with --until.
+    let link = json(&["run", "--url", "http://127.0.0.1:8080/?preset=small-crash&at=5ms", "--until", "5ms", "--json"]);
+    assert_eq!(link["trace_hash"], part["trace_hash"]);
+    let out = loglab().args(["run", "--preset", "small-crash", "--until", "9s"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--until: 9s is past the scenario's duration (allowed: 0 to"), "{err}");
+}
+
+#[test]
+fn a_closed_pipe_ends_the_cli_quietly() {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loglab"))
+        .args(["trace", "--preset", "small-crash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap(); // then the pipe closes
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && err.is_empty(), "stderr: {err}");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loglab"))
+        .args(["run", "--preset", "small-crash", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // closed before the report is printed
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && err.is_empty(), "stderr: {err}");
+}

@@ -1,0 +1,76 @@
+// Links open their scenario: a preset link with overrides and `at=` lands on the very state
+// `loglab run --until` computes natively (same trace hash); a bad link says what is wrong.
+// The native side is the debug binary `cargo test` has just built.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serveDist, openBrowser } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
+const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+
+let server, browser;
+before(async () => { server = await serveDist(); browser = await openBrowser(); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+/** The native run of `query` stopped at `at`, as `loglab run --url … --until … --json`. */
+function native(query, at) {
+  assert.ok(LOGLAB, `the loglab binary is missing under ${target}: cargo build -p loglab`);
+  const out = execFileSync(LOGLAB, ['run', '--url', `http://127.0.0.1:8080/${query}`, '--until', at, '--json']);
+  return JSON.parse(out.toString());
+}
+
+async function open(query) {
+  const { page } = browser;
+  await page.goto(server.url + query);
+  await page.waitForSelector('#lab[data-ready="true"]', { timeout: 30000 });
+  const lab = await page.$eval('#lab', (e) => ({ ...e.dataset }));
+  return { page, lab };
+}
+
+const cases = [
+  ['?preset=small-crash&at=5ms', 'small-crash', '5ms', 5_000_000n],
+  ['?preset=fsmark-create&writers=4&log_size=32MiB&at=3ms', 'fsmark-create', '3ms', 3_000_000n],
+  ['?preset=throttle-v5.9-hang&at=2ms', 'throttle-v5.9-hang', '2ms', 2_000_000n],
+  ['?preset=series-v1-external-log&flush=upstream&at=4ms', 'series-v1-external-log', '4ms', 4_000_000n],
+];
+
+for (const [query, preset, at, ns] of cases) {
+  test(`${query} opens ${preset} paused at ${at} on the native run's trace hash`, async () => {
+    const { lab } = await open(query);
+    assert.equal(lab.preset, preset);
+    assert.equal(BigInt(lab.simNs), ns);
+    const n = native(query, at);
+    assert.equal(lab.traceHash, n.trace_hash, 'browser and native ran the same events');
+    assert.equal(Number(lab.events), n.events);
+    assert.equal(await browser.page.locator('[data-testid="error"]').count(), 0);
+  });
+}
+
+test('a bad link names the key and value and opens the default scenario', async () => {
+  const { page, lab } = await open('?preset=fsmark-create&writers=lots');
+  const msg = await page.textContent('[data-testid="error"]');
+  assert.match(msg, /writers/);
+  assert.match(msg, /'lots'/);
+  assert.equal(lab.preset, 'fsync-heavy');
+  assert.ok(await page.locator('[data-testid="iclog"]').count() > 0, 'the default scenario is on screen');
+});
+
+test('link text is shown as text and never runs', async () => {
+  const img = '<img src=x onerror=window.__pwned=1>';
+  const script = '<script>window.__pwned=2</script>';
+  for (const [query, shown] of [
+    [`?writers=${encodeURIComponent(img)}`, img],
+    [`?${encodeURIComponent(script)}=1`, script],
+  ]) {
+    const { page } = await open(query);
+    const msg = await page.textContent('[data-testid="error"]');
+    assert.ok(msg.includes(shown), msg);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    assert.equal(await page.locator('[data-testid="error"] *').count(), 0, 'the message is one text node');
+  }
+});
