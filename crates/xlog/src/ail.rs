@@ -74,6 +74,11 @@ impl Ail {
         true
     }
 
+    /// Items in LSN order, oldest (the tail) first.
+    pub fn oldest(&self) -> impl Iterator<Item = (Lsn, u32)> + '_ {
+        self.order.iter().copied()
+    }
+
     /// Items at or below the target, oldest first (one xfsaild pass).
     pub fn items_to_push(&self) -> impl Iterator<Item = (Lsn, u32)> + '_ {
         let t = self.target;

@@ -57,6 +57,12 @@ pub fn xlog_space_left(log_bytes: u32, head: GrantHead, tail: Lsn) -> u32 {
     }
 }
 
+/// Free blocks below which a reservation of `need_bytes` pushes the AIL: 25% of the log, at
+/// least 256 blocks, at least what it needs.
+pub fn xlog_grant_push_threshold_bb(geo: &Geometry, need_bytes: u32) -> u32 {
+    (btobb(need_bytes as u64) as u32).max(geo.log_bb / 4).max(256)
+}
+
 /// `xlog_grant_push_threshold`: the AIL target that keeps 25% (and 256 blocks) free,
 /// clamped to the last synced LSN. `None` when no push is needed.
 ///
@@ -73,7 +79,7 @@ pub fn xlog_grant_push_threshold(
     need_bytes: u32,
 ) -> Option<Lsn> {
     let free_blocks = xlog_space_left(geo.log_bytes, reserve_head, tail) / BBSIZE;
-    let threshold = (btobb(need_bytes as u64) as u32).max(geo.log_bb / 4).max(256);
+    let threshold = xlog_grant_push_threshold_bb(geo, need_bytes);
     if free_blocks >= threshold {
         return None;
     }

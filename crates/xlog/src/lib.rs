@@ -47,7 +47,11 @@ pub use scenario::{
     Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
 };
 pub use sectors::SectorMap;
-pub use sim::{CheckpointRecord, Command, History, IclogView, PushState, Sim, View, WriterState};
+pub use sim::{
+    AilView, CheckpointPanel, CheckpointRecord, CilView, Command, CommittingPanel, DevicePanel, GrantHeadPanel,
+    History, IclogPanel, IclogView, IclogsView, LogSpaceView, PushState, RequestPanel, Sim, TasksView, View,
+    WriterState, VIEW_LIST_MAX,
+};
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
 pub use tracefmt::{trace_cmd_header, trace_cmd_text, TraceCmdPrinter};
 pub use units::{

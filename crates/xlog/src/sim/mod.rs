@@ -43,7 +43,10 @@ use std::collections::BinaryHeap;
 
 pub use history::{CheckpointRecord, History};
 pub use push::PushState;
-pub use view::{IclogView, View};
+pub use view::{
+    AilView, CheckpointPanel, CilView, CommittingPanel, DevicePanel, GrantHeadPanel, IclogPanel, IclogView, IclogsView,
+    LogSpaceView, RequestPanel, TasksView, View, VIEW_LIST_MAX,
+};
 pub use workload::Item;
 pub use writer::WriterState;
 

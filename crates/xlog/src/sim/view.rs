@@ -1,9 +1,11 @@
 //! Read-only views of the simulation for the UI and the CLI, built on demand.
 
 use super::{PushState, Sim, WriterState};
-use crate::cil::xlog_cil_blocking_space_limit;
-use crate::iclog::IclogState;
-use crate::units::{Lsn, Ns};
+use crate::cil::{xlog_cil_blocking_space_limit, xlog_cil_space_limit};
+use crate::device::{DeviceStats, IoKind};
+use crate::grant::{xlog_grant_push_threshold_bb, GrantHead};
+use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
+use crate::units::{Lsn, Ns, TaskId};
 use serde::Serialize;
 
 /// Read-only state for views (UI, CLI), cheap to build.
@@ -82,6 +84,333 @@ impl Sim {
             events: self.counters.events,
             finished: self.finished(),
             hung: self.hung,
+        }
+    }
+}
+
+// ---- one view per subsystem, for the lab's panels --------------------------------------
+
+/// How many entries a list in a subsystem view keeps (the oldest AIL items, the newest
+/// checkpoints, in-flight and cached requests): enough for a panel, bounded for a frame.
+pub const VIEW_LIST_MAX: usize = 64;
+
+/// One iclog as the ring panel shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IclogPanel {
+    pub index: u32,
+    pub state: IclogState,
+    pub refcnt: u32,
+    pub offset: u32,
+    pub capacity: u32,
+    pub lsn: Lsn,
+    /// `XLOG_ICL_NEED_FLUSH` / `XLOG_ICL_NEED_FUA`.
+    pub need_flush: bool,
+    pub need_fua: bool,
+    /// Checkpoint sequences whose commit records it holds (`ic_callbacks`).
+    pub checkpoints: Vec<u64>,
+    /// Tasks on `ic_force_wait` and `ic_write_wait`.
+    pub force_waiters: Vec<TaskId>,
+    pub write_waiters: Vec<TaskId>,
+}
+
+/// The in-core log buffers (`l_iclog` ring).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IclogsView {
+    pub iclogs: Vec<IclogPanel>,
+    /// `l_iclog`: the ring head writers copy into.
+    pub head: u32,
+    /// Tasks on `l_flush_wait`: the ring head is not ACTIVE (`noiclogs`).
+    pub noiclog_waiters: Vec<TaskId>,
+}
+
+/// A grant head (`l_reserve_head` / `l_write_head`) and its FIFO of sleepers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GrantHeadPanel {
+    pub cycle: u32,
+    pub bytes: u32,
+    pub free_bytes: u32,
+    /// (task, bytes it needs), first in line first.
+    pub waiters: Vec<(TaskId, u32)>,
+}
+
+/// A checkpoint laid out on the log by LSN.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CheckpointPanel {
+    pub sequence: u64,
+    pub start_lsn: Lsn,
+    pub commit_lsn: Lsn,
+    pub completed: bool,
+}
+
+/// The on-disk log as a ring: head, tail, grant heads, thresholds and checkpoints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LogSpaceView {
+    pub log_bb: u32,
+    pub log_bytes: u32,
+    /// `l_curr_cycle:l_curr_block`: where the next record goes.
+    pub head_lsn: Lsn,
+    /// `l_tail_lsn`, `l_last_sync_lsn`.
+    pub tail_lsn: Lsn,
+    pub last_sync_lsn: Lsn,
+    pub reserve: GrantHeadPanel,
+    pub write: GrantHeadPanel,
+    /// `xlog_grant_push_threshold`: free blocks below which reservations push the AIL.
+    pub tail_push_threshold_bb: u32,
+    /// xfsaild's current push target.
+    pub ail_target: Lsn,
+    /// The newest checkpoints, oldest first.
+    pub checkpoints: Vec<CheckpointPanel>,
+}
+
+/// A CIL context being pushed (`xc_committing`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CommittingPanel {
+    pub sequence: u64,
+    pub space_used: i64,
+    pub items: u32,
+    /// Zero until the push has written the record.
+    pub start_lsn: Lsn,
+    pub commit_lsn: Lsn,
+}
+
+/// The Committed Item List: the open context, its limits, the throttle and the pushes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CilView {
+    pub sequence: u64,
+    pub space_used: i64,
+    pub items: u32,
+    /// `XLOG_CIL_SPACE_LIMIT` (background push) and `XLOG_CIL_BLOCKING_SPACE_LIMIT` (throttle).
+    pub space_limit: u32,
+    pub blocking_limit: u32,
+    /// Tasks on `xc_push_wait`: the throttle queue.
+    pub throttled: Vec<TaskId>,
+    pub push_seq: u64,
+    pub committing: Vec<CommittingPanel>,
+    pub pushers: Vec<PushState>,
+}
+
+/// One request a device is working on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RequestPanel {
+    pub id: u64,
+    pub kind: IoKind,
+    pub sector: u64,
+    pub bytes: u64,
+    pub submit_ns: Ns,
+    pub done_ns: Ns,
+}
+
+/// A block device: its volatile cache against stable media, and what is in flight.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DevicePanel {
+    /// "log" (or the only device, internal log) and "data" for an external log's data device.
+    pub role: &'static str,
+    pub profile: &'static str,
+    pub volatile_cache: bool,
+    pub cached_writes: u64,
+    pub cached_bytes: u64,
+    pub inflight: Vec<RequestPanel>,
+    pub stats: DeviceStats,
+}
+
+/// The Active Item List: committed items by LSN, the tail, xfsaild.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AilView {
+    pub items: u32,
+    pub tail_lsn: Option<Lsn>,
+    pub head_lsn: Option<Lsn>,
+    pub target: Lsn,
+    pub xfsaild_idle: bool,
+    /// The oldest items: (LSN, item, pinned by an uncompleted checkpoint, being written back).
+    pub oldest: Vec<(Lsn, u32, bool, bool)>,
+}
+
+/// Every task and what it waits for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TasksView {
+    pub writers: Vec<WriterState>,
+    pub pushers: Vec<PushState>,
+    pub xfsaild_idle: bool,
+}
+
+impl Sim {
+    pub fn iclogs_view(&self) -> IclogsView {
+        let seq_of = |c: u32| self.history.checkpoints.get(c as usize).map_or(0, |k| k.sequence);
+        IclogsView {
+            iclogs: self
+                .log
+                .iclogs()
+                .iter()
+                .map(|ic| IclogPanel {
+                    index: ic.index,
+                    state: ic.state,
+                    refcnt: ic.refcnt,
+                    offset: ic.offset,
+                    capacity: self.geo.ic_capacity,
+                    lsn: ic.lsn,
+                    need_flush: ic.flags & XLOG_ICL_NEED_FLUSH != 0,
+                    need_fua: ic.flags & XLOG_ICL_NEED_FUA != 0,
+                    checkpoints: ic.callbacks.iter().map(|&c| seq_of(c)).collect(),
+                    force_waiters: ic.force_wait.clone(),
+                    write_waiters: ic.write_wait.clone(),
+                })
+                .collect(),
+            head: self.log.l_iclog as u32,
+            noiclog_waiters: self.log.flush_wait.clone(),
+        }
+    }
+
+    pub fn log_space_view(&self) -> LogSpaceView {
+        let head = |h: GrantHead, free: u32, q: &std::collections::VecDeque<crate::log::GrantWaiter>| GrantHeadPanel {
+            cycle: h.cycle,
+            bytes: h.bytes,
+            free_bytes: free,
+            waiters: q.iter().map(|w| (w.task, w.need)).collect(),
+        };
+        let l = &self.log;
+        let cks = &self.history.checkpoints;
+        LogSpaceView {
+            log_bb: self.geo.log_bb,
+            log_bytes: self.geo.log_bytes,
+            head_lsn: Lsn::new(l.curr_cycle, l.curr_block),
+            tail_lsn: l.tail_lsn,
+            last_sync_lsn: l.last_sync_lsn,
+            reserve: head(l.reserve_head, l.reserve_space_left(), &l.reserve_waiters),
+            write: head(l.write_head, l.write_space_left(), &l.write_waiters),
+            tail_push_threshold_bb: xlog_grant_push_threshold_bb(&self.geo, 0),
+            ail_target: self.ail.target,
+            checkpoints: cks[cks.len().saturating_sub(VIEW_LIST_MAX)..]
+                .iter()
+                .map(|c| CheckpointPanel {
+                    sequence: c.sequence,
+                    start_lsn: c.start_lsn,
+                    commit_lsn: c.commit_lsn,
+                    completed: c.completed,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn cil_view(&self) -> CilView {
+        let c = &self.cil;
+        CilView {
+            sequence: c.ctx.sequence,
+            space_used: c.ctx.space_used,
+            items: c.ctx.items.len() as u32,
+            space_limit: xlog_cil_space_limit(&self.geo),
+            blocking_limit: xlog_cil_blocking_space_limit(&self.geo),
+            throttled: c.push_wait.clone(),
+            push_seq: c.push_seq,
+            committing: c
+                .committing
+                .iter()
+                .map(|x| CommittingPanel {
+                    sequence: x.sequence,
+                    space_used: x.space_used,
+                    items: x.items.len() as u32,
+                    start_lsn: x.start_lsn,
+                    commit_lsn: x.commit_lsn,
+                })
+                .collect(),
+            pushers: self.pushers.iter().map(|p| p.state).collect(),
+        }
+    }
+
+    pub fn devices_view(&self) -> Vec<DevicePanel> {
+        self.devs
+            .iter()
+            .enumerate()
+            .map(|(d, dev)| DevicePanel {
+                role: if d == 0 { "log" } else { "data" },
+                profile: dev.profile.name,
+                volatile_cache: dev.profile.volatile_cache,
+                cached_writes: dev.cached().len() as u64,
+                cached_bytes: dev.cached_bytes(),
+                inflight: dev
+                    .inflight()
+                    .iter()
+                    .take(VIEW_LIST_MAX)
+                    .map(|r| RequestPanel {
+                        id: r.id,
+                        kind: r.kind,
+                        sector: r.sector,
+                        bytes: r.data.len() as u64,
+                        submit_ns: r.submit_ns,
+                        done_ns: r.done_ns,
+                    })
+                    .collect(),
+                stats: dev.stats.clone(),
+            })
+            .collect()
+    }
+
+    pub fn ail_view(&self) -> AilView {
+        AilView {
+            items: self.ail.len() as u32,
+            tail_lsn: self.ail.min_lsn(),
+            head_lsn: self.ail.max_lsn(),
+            target: self.ail.target,
+            xfsaild_idle: self.aild_idle,
+            oldest: self
+                .ail
+                .oldest()
+                .take(VIEW_LIST_MAX)
+                .map(|(lsn, id)| {
+                    let it = &self.items[id as usize];
+                    (lsn, id, it.pinned > 0, it.flushing.is_some())
+                })
+                .collect(),
+        }
+    }
+
+    pub fn tasks_view(&self) -> TasksView {
+        TasksView {
+            writers: self.writers.iter().map(|w| w.state).collect(),
+            pushers: self.pushers.iter().map(|p| p.state).collect(),
+            xfsaild_idle: self.aild_idle,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::presets::find;
+    use crate::sim::Sim;
+
+    #[test]
+    fn subsystem_views_agree_with_the_summary_view() {
+        let mut s = find("cil-throttle-32mb").unwrap();
+        s.duration = crate::scenario::Duration(300 * crate::units::NS_PER_MS);
+        let mut sim = Sim::new(&s).unwrap();
+        sim.run_until(200 * crate::units::NS_PER_MS);
+        let v = sim.view();
+        let ic = sim.iclogs_view();
+        assert_eq!(ic.head, v.head_iclog);
+        assert_eq!(
+            ic.iclogs.iter().map(|i| i.refcnt).collect::<Vec<_>>(),
+            v.iclogs.iter().map(|i| i.refcnt).collect::<Vec<_>>()
+        );
+        let ls = sim.log_space_view();
+        assert_eq!((ls.head_lsn, ls.tail_lsn), (v.curr_lsn, v.tail_lsn));
+        assert_eq!(ls.reserve.free_bytes, v.reserve_free_bytes);
+        assert_eq!(ls.reserve.waiters.len() as u32, v.reserve_waiters);
+        assert!(ls.checkpoints.windows(2).all(|w| w[0].sequence < w[1].sequence));
+        let cil = sim.cil_view();
+        assert_eq!(
+            (cil.sequence, cil.space_used, cil.throttled.len() as u32),
+            (v.cil_sequence, v.cil_space_used, v.cil_throttle_depth)
+        );
+        assert_eq!(cil.blocking_limit, 2 * cil.space_limit);
+        assert_eq!(sim.ail_view().items, v.ail_items);
+        assert!(sim.ail_view().oldest.windows(2).all(|w| w[0].0 <= w[1].0), "oldest first");
+        let devs = sim.devices_view();
+        assert_eq!(devs.len(), 1);
+        assert!(devs[0].stats.writes > 0);
+        assert_eq!(sim.tasks_view().writers, v.writer_states);
+        // Every iclog that holds commit records names checkpoints not yet completed.
+        for seq in ic.iclogs.iter().flat_map(|p| &p.checkpoints) {
+            let ck = sim.history().checkpoints.iter().find(|c| c.sequence == *seq).expect("a real checkpoint");
+            assert!(!ck.completed);
         }
     }
 }
