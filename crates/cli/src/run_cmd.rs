@@ -3,7 +3,9 @@
 use crate::ScenarioArgs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use xlog::{format_duration, parse_duration, trace_cmd_header, Scenario, Sim, TraceCmdPrinter, WorkloadKind};
+use xlog::{
+    format_duration, parse_duration, trace_cmd_header, Scenario, Sim, TraceCmdPrinter, WorkloadKind, REPORT_GROUPS,
+};
 
 /// The command name writer tasks get in traces: what ran the seed workloads.
 pub fn writer_comm(s: &Scenario) -> &'static str {
@@ -54,12 +56,28 @@ pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>, until: Opti
     if as_json {
         crate::print_json(&v);
     } else {
-        for (k, val) in v.as_object().expect("metrics are an object") {
-            println!("{k:<24} {val}");
-        }
+        print_report(&v);
         println!("reproduce: {}", args.link(&s));
     }
     Ok(())
+}
+
+/// The metrics in sections, with units, as `fio` and `iostat` users read them.
+fn print_report(v: &serde_json::Value) {
+    for (i, (title, keys)) in REPORT_GROUPS.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        println!("{title}");
+        for (key, unit) in *keys {
+            let text = match &v[*key] {
+                serde_json::Value::Number(n) if n.is_f64() => format!("{:.3}", n.as_f64().unwrap_or(0.0)),
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            println!("{}", format!("  {key:<30} {text:>16} {unit}").trim_end());
+        }
+    }
 }
 
 pub fn trace(s: &Scenario, format: &str, events: &[String]) -> Result<(), String> {

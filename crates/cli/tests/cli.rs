@@ -210,3 +210,25 @@ fn a_closed_pipe_ends_the_cli_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked") && err.is_empty(), "stderr: {err}");
 }
+
+#[test]
+fn the_text_report_groups_every_metric_once_with_units() {
+    let v = json(&["run", "--preset", "small-crash", "--json"]);
+    let keys: Vec<&str> = xlog::REPORT_GROUPS.iter().flat_map(|(_, ks)| ks.iter().map(|(k, _)| *k)).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), keys.len(), "a metric is in two sections");
+    let json_keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(sorted, json_keys, "every --json key is in exactly one section");
+    let out = loglab().args(["run", "--preset", "small-crash"]).assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    for title in
+        ["Throughput and latency", "Log and grant heads", "CIL and checkpoints", "Devices", "Crash-relevant counters"]
+    {
+        assert!(text.lines().any(|l| l == title), "section {title} missing:\n{text}");
+    }
+    let p99 = text.lines().find(|l| l.trim_start().starts_with("latency_ms_p99 ")).unwrap();
+    assert!(p99.ends_with(" ms"), "{p99}");
+    assert!(text.contains("reproduce: http://127.0.0.1:8080/?preset=small-crash"));
+}

@@ -37,7 +37,7 @@ pub use geometry::Geometry;
 pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
 pub use iclog::{icl_flags_str, IclogState};
 pub use log::Xlog;
-pub use metrics::Metrics;
+pub use metrics::{Metrics, REPORT_GROUPS};
 pub use oracle::{Invariant, ALL_INVARIANTS};
 pub use presets::{find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;

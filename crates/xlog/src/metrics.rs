@@ -132,3 +132,75 @@ pub struct Metrics {
 pub fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
+
+/// The report's sections for people (`loglab run` without `--json`, the lab's tables): each
+/// metric key once, with its unit ("" for a count).
+pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "Throughput and latency",
+        &[
+            ("sim_seconds", "s"),
+            ("transactions", ""),
+            ("tx_per_sec", "tx/s"),
+            ("latency_ms_p50", "ms"),
+            ("latency_ms_p99", "ms"),
+            ("latency_ms_p995", "ms"),
+            ("bandwidth_mb_s", "MB/s"),
+            ("bytes_logged", "bytes"),
+        ],
+    ),
+    (
+        "Log and grant heads",
+        &[
+            ("iclog_writes", ""),
+            ("log_blocks", "blocks"),
+            ("noiclog_events", ""),
+            ("log_forces", ""),
+            ("grant_head_waits", ""),
+            ("reservation_overruns", ""),
+        ],
+    ),
+    (
+        "CIL and checkpoints",
+        &[
+            ("checkpoints", ""),
+            ("commit_records", ""),
+            ("checkpoint_kib_p50", "KiB"),
+            ("checkpoint_kib_max", "KiB"),
+            ("iclogs_per_checkpoint", ""),
+            ("background_pushes", ""),
+            ("cil_throttle_waits", ""),
+            ("cil_throttle_depth_max", "tasks"),
+            ("cil_throttle_wakes_skipped", ""),
+            ("shadow_allocations", ""),
+        ],
+    ),
+    (
+        "AIL and metadata",
+        &[("ail_pushes", ""), ("metadata_writebacks", ""), ("metadata_reads", ""), ("rsum_reads", "")],
+    ),
+    (
+        "Devices",
+        &[
+            ("device_writes", ""),
+            ("cache_flushes", ""),
+            ("cache_flushes_elided", ""),
+            ("cache_flushes_per_checkpoint", ""),
+            ("fua_writes", ""),
+            ("fsync_flushes_skipped", ""),
+        ],
+    ),
+    (
+        "Crash-relevant counters",
+        &[
+            ("tail_moved_after_flush", ""),
+            ("tail_moved_fua_only", ""),
+            ("records_tail_uncovered", ""),
+            ("commit_iclogs_tail_uncovered", ""),
+            ("log_overwrites_unflushed", ""),
+            ("start_records_unordered", ""),
+            ("hung", ""),
+        ],
+    ),
+    ("Run", &[("events", ""), ("trace_hash", "")]),
+];
