@@ -120,19 +120,25 @@ pub fn xlog_calc_unit_res(geo: &Geometry, unit_bytes: u32, roundoff: UnitResRoun
     unit
 }
 
+/// A validated geometry for leaf unit tests: `iclog_kib` iclogs, log stripe unit `lsu` bytes.
+#[cfg(test)]
+pub(crate) fn test_geometry(iclog_kib: u64, lsu: u64) -> Geometry {
+    let s = Scenario {
+        iclog_size: crate::scenario::Size(iclog_kib << 10),
+        lsu: crate::scenario::Size(lsu),
+        tx_logres: 1024,
+        ..Scenario::default()
+    };
+    s.validate().expect("a valid test geometry")
+}
+
 #[cfg(test)]
 #[allow(clippy::field_reassign_with_default)] // tests change one knob at a time
 mod tests {
     use super::*;
     use crate::scenario::Size;
 
-    fn geo(iclog_kib: u64, lsu: u64) -> Geometry {
-        let mut s = Scenario::default();
-        s.iclog_size = Size(iclog_kib << 10);
-        s.lsu = Size(lsu);
-        s.tx_logres = 1024;
-        s.validate().unwrap()
-    }
+    use crate::geometry::test_geometry as geo;
 
     #[test]
     fn default_is_valid() {

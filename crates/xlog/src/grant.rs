@@ -150,15 +150,7 @@ impl Ticket {
 #[allow(clippy::field_reassign_with_default)] // tests change one knob at a time
 mod tests {
     use super::*;
-    use crate::scenario::{Scenario, Size};
-
-    fn geo(iclog_kib: u64, lsu: u64) -> Geometry {
-        let mut s = Scenario::default();
-        s.iclog_size = Size(iclog_kib << 10);
-        s.lsu = Size(lsu);
-        s.tx_logres = 1024;
-        s.validate().unwrap()
-    }
+    use crate::geometry::test_geometry as geo;
 
     #[test]
     fn grant_head_wraps_and_space_left_follows() {

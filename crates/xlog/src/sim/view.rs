@@ -4,7 +4,7 @@ use super::{PushState, Sim, WriterState};
 use crate::cil::{xlog_cil_blocking_space_limit, xlog_cil_space_limit};
 use crate::device::{DeviceStats, IoKind};
 use crate::grant::{xlog_grant_push_threshold_bb, GrantHead};
-use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
+use crate::iclog::{Iclog, IclogState};
 use crate::units::{Lsn, Ns, TaskId};
 use serde::Serialize;
 
@@ -17,6 +17,7 @@ pub struct IclogView {
     pub offset: u32,
     pub capacity: u32,
     pub lsn: Lsn,
+    /// `XLOG_ICL_NEED_FLUSH` | `XLOG_ICL_NEED_FUA` (`icl_flags_str` names them).
     pub flags: u32,
 }
 
@@ -47,23 +48,22 @@ pub struct View {
 }
 
 impl Sim {
+    fn iclog_view(&self, ic: &Iclog) -> IclogView {
+        IclogView {
+            index: ic.index,
+            state: ic.state,
+            refcnt: ic.refcnt,
+            offset: ic.offset,
+            capacity: self.geo.ic_capacity,
+            lsn: ic.lsn,
+            flags: ic.flags,
+        }
+    }
+
     pub fn view(&self) -> View {
         View {
             now_ns: self.now,
-            iclogs: self
-                .log
-                .iclogs()
-                .iter()
-                .map(|ic| IclogView {
-                    index: ic.index,
-                    state: ic.state,
-                    refcnt: ic.refcnt,
-                    offset: ic.offset,
-                    capacity: self.geo.ic_capacity,
-                    lsn: ic.lsn,
-                    flags: ic.flags,
-                })
-                .collect(),
+            iclogs: self.log.iclogs().iter().map(|ic| self.iclog_view(ic)).collect(),
             head_iclog: self.log.l_iclog as u32,
             curr_lsn: Lsn::new(self.log.curr_cycle, self.log.curr_block),
             tail_lsn: self.log.tail_lsn,
@@ -94,18 +94,11 @@ impl Sim {
 /// checkpoints, in-flight and cached requests): enough for a panel, bounded for a frame.
 pub const VIEW_LIST_MAX: usize = 64;
 
-/// One iclog as the ring panel shows it.
+/// One iclog as the ring panel shows it: the summary, plus what it holds and who waits on it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IclogPanel {
-    pub index: u32,
-    pub state: IclogState,
-    pub refcnt: u32,
-    pub offset: u32,
-    pub capacity: u32,
-    pub lsn: Lsn,
-    /// `XLOG_ICL_NEED_FLUSH` / `XLOG_ICL_NEED_FUA`.
-    pub need_flush: bool,
-    pub need_fua: bool,
+    #[serde(flatten)]
+    pub iclog: IclogView,
     /// Checkpoint sequences whose commit records it holds (`ic_callbacks`).
     pub checkpoints: Vec<u64>,
     /// Tasks on `ic_force_wait` and `ic_write_wait`.
@@ -242,14 +235,7 @@ impl Sim {
                 .iclogs()
                 .iter()
                 .map(|ic| IclogPanel {
-                    index: ic.index,
-                    state: ic.state,
-                    refcnt: ic.refcnt,
-                    offset: ic.offset,
-                    capacity: self.geo.ic_capacity,
-                    lsn: ic.lsn,
-                    need_flush: ic.flags & XLOG_ICL_NEED_FLUSH != 0,
-                    need_fua: ic.flags & XLOG_ICL_NEED_FUA != 0,
+                    iclog: self.iclog_view(ic),
                     checkpoints: ic.callbacks.iter().map(|&c| seq_of(c)).collect(),
                     force_waiters: ic.force_wait.clone(),
                     write_waiters: ic.write_wait.clone(),
@@ -386,10 +372,7 @@ mod tests {
         let v = sim.view();
         let ic = sim.iclogs_view();
         assert_eq!(ic.head, v.head_iclog);
-        assert_eq!(
-            ic.iclogs.iter().map(|i| i.refcnt).collect::<Vec<_>>(),
-            v.iclogs.iter().map(|i| i.refcnt).collect::<Vec<_>>()
-        );
+        assert_eq!(ic.iclogs.iter().map(|i| i.iclog.clone()).collect::<Vec<_>>(), v.iclogs);
         let ls = sim.log_space_view();
         assert_eq!((ls.head_lsn, ls.tail_lsn), (v.curr_lsn, v.tail_lsn));
         assert_eq!(ls.reserve.free_bytes, v.reserve_free_bytes);
