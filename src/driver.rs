@@ -1,114 +1,159 @@
-//! The one place that owns and ticks the simulation; components get a view and intents.
+//! The one place that owns and runs the simulation. Each animation frame it advances virtual
+//! time by the chosen speed, but runs at most `FRAME_EVENT_BUDGET` events (a busy stretch
+//! slows the clock, never the page), then publishes a new `Frame` with a higher generation.
+//! Components read frames and call intents; they never touch the `Sim`.
 
-use gloo_timers::callback::Interval;
+use crate::address::Opened;
+use crate::state::{Action, LabState};
+use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
-use xlog::{Metrics, Ns, Scenario, Sim, View, NS_PER_US};
+use xlog::{Metrics, Ns, Scenario, Sim, View};
 use yew::prelude::*;
 
-/// Frame period of the play loop.
-const FRAME_MS: u32 = 33;
+/// The frame loop's next tick: set while playing, taken to stop.
+type Tick = Rc<RefCell<Option<Box<dyn Fn()>>>>;
 
-/// What components may read and do; they never touch the `Sim` itself.
-#[derive(Clone)]
-pub struct SimHandle {
+/// Most events one frame runs: about 10 ms of model time in Chromium's wasm.
+pub const FRAME_EVENT_BUDGET: u64 = 4000;
+
+/// What the page shows after a frame: built once per frame, shared by every panel.
+#[derive(Debug, PartialEq)]
+pub struct Frame {
     pub view: Rc<View>,
     pub metrics: Rc<Metrics>,
     /// Events processed so far.
     pub events: u64,
-    pub playing: bool,
-    pub slice_ns: Ns,
-    pub error: Option<String>,
-    sim: Rc<RefCell<Option<Sim>>>,
-    playing_state: UseStateHandle<bool>,
-    slice_state: UseStateHandle<Ns>,
-    refresh: UseForceUpdateHandle,
+    /// Bumped on every publish: panels compare it to skip work on unchanged frames.
+    pub generation: u64,
 }
 
-impl PartialEq for SimHandle {
+/// The lab as components see it: the latest frame, the UI state, and intents.
+#[derive(Clone)]
+pub struct Lab {
+    pub frame: Rc<Frame>,
+    pub state: Rc<LabState>,
+    /// Why the scenario could not be built (the default scenario runs instead).
+    pub error: Option<String>,
+    dispatch: UseReducerDispatcher<LabState>,
+    sim: Rc<RefCell<Sim>>,
+    publish: Rc<dyn Fn()>,
+}
+
+impl PartialEq for Lab {
     fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.view, &other.view) && self.playing == other.playing && self.slice_ns == other.slice_ns
+        self.frame.generation == other.frame.generation && self.state == other.state && self.error == other.error
     }
 }
 
-impl SimHandle {
+impl Lab {
     pub fn play(&self) {
-        self.playing_state.set(true);
+        self.dispatch.dispatch(Action::Play);
     }
     pub fn pause(&self) {
-        self.playing_state.set(false);
+        self.dispatch.dispatch(Action::Pause);
     }
-    /// Advances virtual time by `n` slices.
-    pub fn step(&self, n: u32) {
-        advance(&self.sim, self.slice_ns * n as u64);
-        self.refresh.force_update();
+    pub fn toggle(&self) {
+        self.dispatch.dispatch(Action::Toggle);
     }
-    pub fn set_slice(&self, ns: Ns) {
-        self.slice_state.set(ns);
+    pub fn set_speed(&self, ns: Ns) {
+        self.dispatch.dispatch(Action::SetSpeed(ns));
+    }
+    pub fn faster(&self) {
+        self.dispatch.dispatch(Action::Faster);
+    }
+    pub fn slower(&self) {
+        self.dispatch.dispatch(Action::Slower);
+    }
+    /// Advances virtual time by one speed step (all its events, whatever the budget).
+    pub fn step(&self) {
+        {
+            let mut sim = self.sim.borrow_mut();
+            let t = sim.now() + self.state.speed_ns;
+            sim.run_until(t);
+        }
+        (self.publish)();
     }
 }
 
-fn advance(sim: &Rc<RefCell<Option<Sim>>>, by: Ns) {
-    if let Some(s) = sim.borrow_mut().as_mut() {
-        let t = s.now() + by;
-        s.run_until(t);
-    }
+fn frame_of(sim: &Sim, generation: u64) -> Frame {
+    Frame { view: Rc::new(sim.view()), metrics: Rc::new(sim.metrics()), events: sim.events(), generation }
 }
 
-/// Builds the simulation of `scenario` and runs it to `at` (the same events as one
+/// Builds the simulation the page opened with and runs it to `at` (the same events as one
 /// `run_until(at)`, so its trace hash equals `loglab run --until`).
-fn build(scenario: &Scenario, at: Option<Ns>) -> Result<Sim, String> {
-    let mut sim = Sim::new(scenario)?;
-    if let Some(at) = at {
-        sim.set_keep_trace(false);
-        sim.run_until(at);
-        sim.set_keep_trace(true);
+fn build(opened: &Opened) -> (Sim, Option<String>) {
+    let made = Sim::new(&opened.scenario).map(|mut sim| {
+        if let Some(at) = opened.at {
+            sim.set_keep_trace(false);
+            sim.run_until(at);
+            sim.set_keep_trace(true);
+        }
+        sim
+    });
+    match made {
+        Ok(sim) => (sim, None),
+        Err(e) => (Sim::new(&Scenario::default()).expect("the default scenario is valid"), Some(e)),
     }
-    Ok(sim)
 }
 
 #[hook]
-pub fn use_sim(scenario: Scenario, at: Option<Ns>) -> SimHandle {
-    let built = use_memo((scenario, at), |(s, at)| build(s, *at));
-    let sim = use_mut_ref(|| built.as_ref().as_ref().ok().cloned());
-    let playing_state = use_state(|| false);
-    let slice_state = use_state(|| 10 * NS_PER_US);
-    let refresh = use_force_update();
-    let timer: Rc<RefCell<Option<Interval>>> = use_mut_ref(|| None);
-    {
+pub fn use_lab(opened: Rc<Opened>) -> Lab {
+    let state = use_reducer(LabState::default);
+    let built = use_mut_ref(|| None::<(Rc<RefCell<Sim>>, Option<String>)>);
+    let (sim, error) = built
+        .borrow_mut()
+        .get_or_insert_with(|| {
+            let (sim, e) = build(&opened);
+            (Rc::new(RefCell::new(sim)), e)
+        })
+        .clone();
+    let frame = {
         let sim = sim.clone();
-        let refresh = refresh.clone();
-        let slice = *slice_state;
-        use_effect_with((*playing_state, slice), move |&(playing, slice)| {
-            *timer.borrow_mut() = playing.then(|| {
-                Interval::new(FRAME_MS, move || {
-                    advance(&sim, slice);
-                    refresh.force_update();
-                })
-            });
-            move || drop(timer.borrow_mut().take())
+        use_state(move || Rc::new(frame_of(&sim.borrow(), 0)))
+    };
+    let publish: Rc<dyn Fn()> = {
+        let (sim, frame) = (sim.clone(), frame.clone());
+        let generation = use_mut_ref(|| 0u64);
+        Rc::new(move || {
+            *generation.borrow_mut() += 1;
+            frame.set(Rc::new(frame_of(&sim.borrow(), *generation.borrow())));
+        })
+    };
+    {
+        let (sim, publish) = (sim.clone(), publish.clone());
+        use_effect_with((state.playing, state.speed_ns), move |&(playing, speed)| {
+            let handle: Rc<RefCell<Option<AnimationFrame>>> = Rc::new(RefCell::new(None));
+            let tick: Tick = Rc::new(RefCell::new(None));
+            if playing {
+                let (h, t) = (handle.clone(), tick.clone());
+                *tick.borrow_mut() = Some(Box::new(move || {
+                    {
+                        let mut sim = sim.borrow_mut();
+                        let target = sim.now() + speed;
+                        sim.run_until_budget(target, FRAME_EVENT_BUDGET);
+                    }
+                    publish();
+                    let t = t.clone();
+                    *h.borrow_mut() = Some(request_animation_frame(move |_| {
+                        if let Some(f) = t.borrow().as_ref() {
+                            f()
+                        }
+                    }));
+                }));
+                let t = tick.clone();
+                *handle.borrow_mut() = Some(request_animation_frame(move |_| {
+                    if let Some(f) = t.borrow().as_ref() {
+                        f()
+                    }
+                }));
+            }
+            move || {
+                // Breaks the tick <-> frame cycle and cancels the pending frame.
+                tick.borrow_mut().take();
+                handle.borrow_mut().take();
+            }
         });
     }
-    let guard = sim.borrow();
-    let (view, metrics, events, error) = match guard.as_ref() {
-        Some(s) => (s.view(), s.metrics(), s.events(), None),
-        None => {
-            let e = built.as_ref().as_ref().err().cloned();
-            let fallback = Sim::new(&Scenario::default()).expect("default scenario is valid");
-            (fallback.view(), fallback.metrics(), 0, e)
-        }
-    };
-    drop(guard);
-    SimHandle {
-        view: Rc::new(view),
-        metrics: Rc::new(metrics),
-        events,
-        playing: *playing_state,
-        slice_ns: *slice_state,
-        error,
-        sim,
-        playing_state,
-        slice_state,
-        refresh,
-    }
+    Lab { frame: (*frame).clone(), state: Rc::new((*state).clone()), error, dispatch: state.dispatcher(), sim, publish }
 }

@@ -34,7 +34,15 @@ pub fn stats(props: &StatsProps) -> Html {
         ("grant head waiters", v.reserve_waiters.to_string()),
         ("AIL items", v.ail_items.to_string()),
         ("CIL sequence", v.cil_sequence.to_string()),
-        ("CIL space used", format!("{} KiB of {} KiB", v.cil_space_used / 1024, v.cil_blocking_limit / 2048)),
+        (
+            "CIL space used",
+            format!(
+                "{} KiB (push at {}, throttle at {} KiB)",
+                v.cil_space_used / 1024,
+                v.cil_blocking_limit / 2048,
+                v.cil_blocking_limit / 1024
+            ),
+        ),
         ("CIL throttle queue", v.cil_throttle_depth.to_string()),
         ("checkpoints committing", v.checkpoints_committing.to_string()),
         ("checkpoints", m.checkpoints.to_string()),

@@ -401,3 +401,29 @@ fn a_slow_disk_still_flushing_is_not_a_hang() {
         assert!(!sim.is_hung(), "{flush}: a busy disk is not a hang");
     }
 }
+
+#[test]
+fn frames_with_an_event_budget_run_the_same_events_as_one_run_until() {
+    let s = find_preset("small-crash").unwrap();
+    let until = 3 * NS_PER_MS;
+    let mut whole = Sim::new(&s).unwrap();
+    whole.run_until(until);
+    let mut framed = Sim::new(&s).unwrap();
+    let (mut t, mut frames) = (0, 0);
+    while framed.now() < until {
+        // 100 µs of virtual time per frame, but never more than 7 events: the clock lags.
+        t = (t + 100 * NS_PER_US).min(until).max(framed.now());
+        let ran = framed.run_until_budget(t, 7);
+        assert!(ran <= 7);
+        if ran < 7 {
+            assert_eq!(framed.now(), t, "a frame that finishes its stretch lands on its target");
+        } else {
+            t = framed.now();
+        }
+        frames += 1;
+        assert!(frames < 1_000_000);
+    }
+    assert_eq!(framed.events(), whole.events());
+    assert_eq!(framed.trace_hash(), whole.trace_hash());
+    assert!(frames > 30, "the budget split the run into many frames ({frames})");
+}

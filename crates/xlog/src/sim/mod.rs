@@ -289,6 +289,26 @@ impl Sim {
         self.now = self.now.max(until.min(self.scenario.duration.0));
     }
 
+    /// Runs events up to virtual time `until`, at most `budget` of them, and returns how many
+    /// ran: the lab's frame loop, where a busy stretch slows the clock rather than the frame.
+    /// The events are those `run_until` runs, in the same order, so the trace hash agrees.
+    pub fn run_until_budget(&mut self, until: Ns, budget: u64) -> u64 {
+        let mut ran = 0;
+        while ran < budget {
+            match self.queue.peek() {
+                Some(&Reverse((t, _, _))) if t <= until && !self.hung => {
+                    self.step();
+                    ran += 1;
+                }
+                _ => {
+                    self.now = self.now.max(until.min(self.scenario.duration.0));
+                    break;
+                }
+            }
+        }
+        ran
+    }
+
     /// Runs the whole scenario duration, then checks liveness.
     pub fn run(&mut self) {
         let keep = self.keep_trace;

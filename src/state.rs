@@ -1,0 +1,100 @@
+//! The lab's UI state, in one reducer: play/pause and the speed of virtual time. Components
+//! change it only by dispatching an `Action`.
+
+use std::rc::Rc;
+use xlog::{Ns, NS_PER_MS, NS_PER_US};
+use yew::Reducible;
+
+/// Virtual time per animation frame, on a log scale (the speed menu).
+pub const SPEEDS: &[(Ns, &str)] = &[
+    (NS_PER_US, "1 µs / frame"),
+    (10 * NS_PER_US, "10 µs / frame"),
+    (100 * NS_PER_US, "100 µs / frame"),
+    (NS_PER_MS, "1 ms / frame"),
+    (10 * NS_PER_MS, "10 ms / frame"),
+    (100 * NS_PER_MS, "100 ms / frame"),
+];
+
+/// The speed a lab opens at.
+pub const DEFAULT_SPEED: Ns = 10 * NS_PER_US;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabState {
+    pub playing: bool,
+    /// Virtual time per frame while playing, and per press of Step.
+    pub speed_ns: Ns,
+}
+
+impl Default for LabState {
+    fn default() -> Self {
+        LabState { playing: false, speed_ns: DEFAULT_SPEED }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Play,
+    Pause,
+    /// Play if paused, pause if playing (the space bar).
+    Toggle,
+    /// One of `SPEEDS`; anything else is ignored (a stale menu value never sets a bad speed).
+    SetSpeed(Ns),
+    /// The next faster or slower speed (keyboard), clamped at the ends.
+    Faster,
+    Slower,
+}
+
+impl LabState {
+    pub fn apply(&self, a: Action) -> LabState {
+        let mut s = self.clone();
+        let at = SPEEDS.iter().position(|&(ns, _)| ns == s.speed_ns).unwrap_or(1);
+        match a {
+            Action::Play => s.playing = true,
+            Action::Pause => s.playing = false,
+            Action::Toggle => s.playing = !s.playing,
+            Action::SetSpeed(ns) if SPEEDS.iter().any(|&(v, _)| v == ns) => s.speed_ns = ns,
+            Action::SetSpeed(_) => {}
+            Action::Faster => s.speed_ns = SPEEDS[(at + 1).min(SPEEDS.len() - 1)].0,
+            Action::Slower => s.speed_ns = SPEEDS[at.saturating_sub(1)].0,
+        }
+        s
+    }
+}
+
+impl Reducible for LabState {
+    type Action = Action;
+    fn reduce(self: Rc<Self>, a: Action) -> Rc<Self> {
+        let next = self.apply(a);
+        if next == *self {
+            self
+        } else {
+            Rc::new(next)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn play_pause_and_toggle() {
+        let s = LabState::default();
+        assert!(s.apply(Action::Play).playing);
+        assert!(!s.apply(Action::Play).apply(Action::Pause).playing);
+        assert!(s.apply(Action::Toggle).playing);
+        assert!(!s.apply(Action::Toggle).apply(Action::Toggle).playing);
+    }
+
+    #[test]
+    fn speed_moves_along_the_log_scale_and_ignores_strangers() {
+        let s = LabState::default();
+        assert_eq!(s.apply(Action::Faster).speed_ns, 100 * NS_PER_US);
+        assert_eq!(s.apply(Action::Slower).speed_ns, NS_PER_US);
+        assert_eq!(s.apply(Action::Slower).apply(Action::Slower).speed_ns, NS_PER_US, "clamped");
+        assert_eq!(s.apply(Action::SetSpeed(NS_PER_MS)).speed_ns, NS_PER_MS);
+        assert_eq!(s.apply(Action::SetSpeed(12345)).speed_ns, DEFAULT_SPEED);
+        let top = SPEEDS.last().unwrap().0;
+        assert_eq!(s.apply(Action::SetSpeed(top)).apply(Action::Faster).speed_ns, top);
+    }
+}
