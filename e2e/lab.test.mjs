@@ -107,3 +107,17 @@ test('frames are drawn per animation frame with an event budget (frame times rep
   const advanced = stats.gens[stats.gens.length - 1] - stats.gens[0];
   assert.ok(advanced > 100, `the lab published a frame on most animation frames (${advanced} of 180)`);
 });
+
+test('the CIL, log space and device panels show the throttle at work', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=cil-throttle-32mb&at=150ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const cil = page.locator('[data-testid="cil"]');
+  assert.match(await cil.textContent(), /struct xfs_cil/);
+  assert.ok(Number(await page.textContent('[data-key="throttle-depth"]')) > 0, 'writers wait on xc_push_wait at 150 ms');
+  assert.match(await page.textContent('[data-testid="devices"]'), /PREFLUSH\|FUA/);
+  assert.match(await page.locator('[data-testid="logbar"]').locator('..').textContent(), /reserve grant head: cycle 1/);
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'panels.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+});

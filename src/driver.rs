@@ -8,7 +8,7 @@ use crate::state::{Action, LabState};
 use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
-use xlog::{Metrics, Ns, Scenario, Sim, View};
+use xlog::{CilView, DevicePanel, LogSpaceView, Metrics, Ns, Scenario, Sim, View};
 use yew::prelude::*;
 
 /// The frame loop's next tick: set while playing, taken to stop.
@@ -22,6 +22,10 @@ pub const FRAME_EVENT_BUDGET: u64 = 4000;
 pub struct Frame {
     pub view: Rc<View>,
     pub metrics: Rc<Metrics>,
+    /// The subsystem views the panels draw.
+    pub cil: Rc<CilView>,
+    pub space: Rc<LogSpaceView>,
+    pub devices: Rc<Vec<DevicePanel>>,
     /// Events processed so far.
     pub events: u64,
     /// Bumped on every publish: panels compare it to skip work on unchanged frames.
@@ -77,7 +81,15 @@ impl Lab {
 }
 
 fn frame_of(sim: &Sim, generation: u64) -> Frame {
-    Frame { view: Rc::new(sim.view()), metrics: Rc::new(sim.metrics()), events: sim.events(), generation }
+    Frame {
+        view: Rc::new(sim.view()),
+        metrics: Rc::new(sim.metrics()),
+        cil: Rc::new(sim.cil_view()),
+        space: Rc::new(sim.log_space_view()),
+        devices: Rc::new(sim.devices_view()),
+        events: sim.events(),
+        generation,
+    }
 }
 
 /// Builds the simulation the page opened with and runs it to `at` (the same events as one

@@ -72,6 +72,22 @@ pub fn log_fraction(block: u32, log_bb: u32) -> f64 {
     }
 }
 
+/// The CIL bar's scale and marks: (used, background push limit, blocking limit) as fractions
+/// of a bar long enough to show all three (a quarter past the blocking limit, or more).
+pub fn cil_bar(space_used: i64, space_limit: u32, blocking_limit: u32) -> (f64, f64, f64) {
+    let scale = (blocking_limit as f64 * 1.25).max(space_used.max(0) as f64).max(1.0);
+    (space_used.max(0) as f64 / scale, space_limit as f64 / scale, blocking_limit as f64 / scale)
+}
+
+/// Where a grant head (cycle, byte offset) sits on the log bar, in 0..=1.
+pub fn grant_fraction(bytes: u32, log_bytes: u32) -> f64 {
+    if log_bytes == 0 {
+        0.0
+    } else {
+        (bytes as f64 / log_bytes as f64).clamp(0.0, 1.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +112,18 @@ mod tests {
         c.dedup();
         assert_eq!(c.len(), all.len());
         assert_eq!(state_label(WantSync), "WANT_SYNC");
+    }
+
+    #[test]
+    fn cil_bar_keeps_both_limits_in_view() {
+        let (used, push, block) = cil_bar(0, 8 << 20, 16 << 20);
+        assert_eq!(used, 0.0);
+        assert!((push - 0.4).abs() < 1e-9 && (block - 0.8).abs() < 1e-9);
+        // Past the blocking limit the bar grows so the fill stays inside it.
+        let (used, _, block) = cil_bar(40 << 20, 8 << 20, 16 << 20);
+        assert_eq!(used, 1.0);
+        assert!(block < 0.5);
+        assert_eq!(grant_fraction(512, 1024), 0.5);
+        assert_eq!(grant_fraction(5, 0), 0.0);
     }
 }

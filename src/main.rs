@@ -7,7 +7,9 @@ mod geometry;
 mod keys;
 mod state;
 
-use components::{controls::Controls, logbar::LogBar, ring::IclogRing, stats::Stats};
+use components::{
+    cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, ring::IclogRing, stats::Stats,
+};
 use driver::{use_lab, Lab};
 use yew::prelude::*;
 
@@ -39,10 +41,12 @@ fn app() -> Html {
                         <p class="keys">{ "Keys: " }{ for keys::SHORTCUTS.iter().map(|(k, what)| html! { <span><kbd>{ *k }</kbd>{ format!(" {what}") }</span> }) }</p>
                     </div>
                     <IclogRing view={v.clone()} />
-                    <LogBar view={v.clone()} />
+                    <LogBar view={v.clone()} space={frame.space.clone()} />
+                    <DevicesPanel devices={frame.devices.clone()} />
                 </section>
                 <section>
                     <Stats view={v.clone()} metrics={frame.metrics.clone()} />
+                    <CilPanel cil={frame.cil.clone()} />
                 </section>
             </main>
         </ContextProvider<Lab>>

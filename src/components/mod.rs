@@ -1,5 +1,7 @@
 //! The lab's components: each takes data and callbacks, never the simulation.
+pub mod cil;
 pub mod controls;
+pub mod devices;
 pub mod logbar;
 pub mod ring;
 pub mod stats;

@@ -1,0 +1,66 @@
+//! The CIL panel: the open context filling toward its push and throttle limits, the throttle
+//! queue, and the checkpoints being pushed.
+
+use crate::geometry::cil_bar;
+use std::rc::Rc;
+use xlog::{CilView, PushState};
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct CilProps {
+    pub cil: Rc<CilView>,
+}
+
+fn push_state(p: &PushState) -> String {
+    match p {
+        PushState::Idle => "idle".into(),
+        PushState::Starting => "starting (switching contexts)".into(),
+        PushState::Building => "building the checkpoint".into(),
+        PushState::DataFlushWait => "waiting for the data-device cache flush".into(),
+        PushState::StartOrderWait => "waiting for older start records (xc_start_wait)".into(),
+        PushState::Writing => "writing (xlog_write)".into(),
+        PushState::FlushWait => "waiting for a free iclog (l_flush_wait)".into(),
+        PushState::Copying { iclog } => format!("copying into iclog {iclog}"),
+        PushState::CommitOrderWait => "waiting for older commit records (xc_commit_wait)".into(),
+        PushState::PrevWait { iclog } => format!("waiting for iclog {iclog} (ic_force_wait)"),
+    }
+}
+
+#[function_component(CilPanel)]
+pub fn cil_panel(p: &CilProps) -> Html {
+    let c = &p.cil;
+    let (used, push, block) = cil_bar(c.space_used, c.space_limit, c.blocking_limit);
+    let kib = |b: i64| b / 1024;
+    let over = c.space_used >= c.blocking_limit as i64;
+    html! {
+        <div class="panel" data-testid="cil" style="margin-top:14px">
+            <h2>{ format!("CIL — context {}", c.sequence) }</h2>
+            <p class="what">{ "The Committed Item List (struct xfs_cil): transactions commit into the open context in memory; \
+                past the push limit a worker writes it to the log as one checkpoint, past the throttle limit committers sleep on xc_push_wait." }</p>
+            <svg viewBox="0 0 100 8" preserveAspectRatio="none" style="width:100%;height:26px" role="img"
+                aria-label={format!("CIL space used {} KiB; push at {} KiB; throttle at {} KiB", kib(c.space_used), c.space_limit / 1024, c.blocking_limit / 1024)}>
+                <rect x="0" y="1" width="100" height="6" fill="#eef0ec" />
+                <rect x="0" y="1" width={format!("{:.3}", used * 100.0)} height="6" fill={if over { "#c0392b" } else { "#2f7d6d" }} />
+                <rect x={format!("{:.3}", push * 100.0)} y="0" width="0.5" height="8" fill="#e5b04a" />
+                <rect x={format!("{:.3}", block * 100.0)} y="0" width="0.5" height="8" fill="#c0392b" />
+            </svg>
+            <div class="legend">
+                <span style="--c:#2f7d6d">{ format!("used {} KiB, {} items", kib(c.space_used), c.items) }</span>
+                <span style="--c:#e5b04a">{ format!("push at {} KiB", c.space_limit / 1024) }</span>
+                <span style="--c:#c0392b">{ format!("throttle at {} KiB", c.blocking_limit / 1024) }</span>
+            </div>
+            <table class="stats">
+                <tr><td>{ "throttle queue (xc_push_wait)" }</td><td data-key="throttle-depth">{ c.throttled.len() }</td></tr>
+                <tr><td>{ "push requested up to" }</td><td>{ c.push_seq }</td></tr>
+                { for c.committing.iter().map(|x| html! {
+                    <tr><td>{ format!("checkpoint {} being pushed ({} KiB, {} items)", x.sequence, kib(x.space_used), x.items) }</td>
+                        <td>{ if x.commit_lsn.0 != 0 { format!("start {} commit {}", x.start_lsn, x.commit_lsn) }
+                              else if x.start_lsn.0 != 0 { format!("start {}, writing", x.start_lsn) } else { "building".into() } }</td></tr>
+                }) }
+                { for c.pushers.iter().enumerate().map(|(k, s)| html! {
+                    <tr><td>{ format!("push worker {k}") }</td><td>{ push_state(s) }</td></tr>
+                }) }
+            </table>
+        </div>
+    }
+}

@@ -1,0 +1,50 @@
+//! The devices panel: each block device's volatile cache against its stable media, and the
+//! requests in flight with their PREFLUSH and FUA marks.
+
+use std::rc::Rc;
+use xlog::{DevicePanel, IoKind};
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct DevicesProps {
+    pub devices: Rc<Vec<DevicePanel>>,
+}
+
+fn kind(k: &IoKind) -> &'static str {
+    match k {
+        IoKind::Write { preflush: true, fua: true } => "write PREFLUSH|FUA",
+        IoKind::Write { preflush: true, fua: false } => "write PREFLUSH",
+        IoKind::Write { preflush: false, fua: true } => "write FUA",
+        IoKind::Write { .. } => "write",
+        IoKind::Flush => "cache flush",
+        IoKind::Read => "read",
+    }
+}
+
+#[function_component(DevicesPanel)]
+pub fn devices_panel(p: &DevicesProps) -> Html {
+    html! {
+        <div class="panel" data-testid="devices" style="margin-top:14px">
+            <h2>{ "devices" }</h2>
+            <p class="what">{ "A completed write sits in the drive's volatile cache until a cache flush (or its own FUA) makes it stable; \
+                a crash keeps only stable media and whatever part of the cache happens to survive." }</p>
+            { for p.devices.iter().map(|d| html! {
+                <div class="device">
+                    <h3>{ format!("{} device — {}{}", d.role, d.profile, if d.volatile_cache { "" } else { " (no volatile cache: flushes elided)" }) }</h3>
+                    <table class="stats">
+                        <tr><td>{ "in the volatile cache" }</td><td data-key={format!("{}-cached", d.role)}>{ format!("{} writes, {} KiB", d.cached_writes, d.cached_bytes / 1024) }</td></tr>
+                        <tr><td>{ "writes / cache flushes / FUA writes / elided" }</td>
+                            <td>{ format!("{} / {} / {} / {}", d.stats.writes, d.stats.flushes, d.stats.fua_writes, d.stats.flushes_elided) }</td></tr>
+                    </table>
+                    <ul class="inflight" aria-label={format!("{} requests in flight", d.inflight.len())}>
+                        { for d.inflight.iter().take(8).map(|r| html! {
+                            <li>{ format!("#{} {} sector {} ({} KiB)", r.id, kind(&r.kind), r.sector, r.bytes / 1024) }</li>
+                        }) }
+                        if d.inflight.len() > 8 { <li>{ format!("… {} more", d.inflight.len() - 8) }</li> }
+                        if d.inflight.is_empty() { <li class="muted">{ "nothing in flight" }</li> }
+                    </ul>
+                </div>
+            }) }
+        </div>
+    }
+}
