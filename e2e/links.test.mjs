@@ -74,3 +74,37 @@ test('link text is shown as text and never runs', async () => {
     assert.equal(await page.locator('[data-testid="error"] *').count(), 0, 'the message is one text node');
   }
 });
+
+test('the picker and the settings editor change the scenario and the address follows', async () => {
+  const { page } = await open('');
+  await page.selectOption('[data-testid="preset"]', 'cil-throttle-32mb');
+  await page.waitForFunction(() => document.querySelector('#lab').dataset.preset === 'cil-throttle-32mb');
+  await page.waitForFunction(() => location.search === '?preset=cil-throttle-32mb');
+  assert.match(await page.textContent('[data-testid="preset-about"]'), /seed 003/);
+  // A bug preset offers its fix; the fix is a setting in the link.
+  await page.selectOption('[data-testid="preset"]', 'series-v1-external-log');
+  await page.waitForSelector('[data-testid="fixed"]');
+  await page.check('[data-testid="fixed"]');
+  await page.waitForFunction(() => location.search === '?preset=series-v1-external-log&flush=upstream');
+  assert.equal(await page.isChecked('[data-testid="fixed"]'), true);
+  // The editor validates as the CLI does, says why beside the field and keeps the text.
+  await page.click('[data-testid="settings"] summary');
+  await page.fill('[data-testid="set-writers"]', 'lots');
+  await page.press('[data-testid="set-writers"]', 'Enter');
+  const err = await page.textContent('[data-testid="field-error"]');
+  assert.match(err, /writers: 'lots' is not a whole number/);
+  assert.equal(await page.inputValue('[data-testid="set-writers"]'), 'lots');
+  assert.equal(await page.evaluate(() => location.search), '?preset=series-v1-external-log&flush=upstream');
+  await page.fill('[data-testid="set-log_size"]', '1MiB');
+  await page.press('[data-testid="set-log_size"]', 'Enter');
+  assert.match(await page.locator('.field.bad').last().textContent(), /log_size: 1048576 is out of range/);
+  await page.fill('[data-testid="set-log_size"]', '16MiB');
+  await page.press('[data-testid="set-log_size"]', 'Enter');
+  await page.waitForFunction(() => location.search.includes('log_size=16MiB'));
+  assert.match(await page.textContent('header .sub'), /16 MiB log/);
+  // The address it wrote reopens the same scenario.
+  const url = await page.evaluate(() => location.href);
+  await page.goto(url);
+  await page.waitForSelector('#lab[data-ready="true"]');
+  assert.match(await page.textContent('header .sub'), /preset series-v1-external-log: .*16 MiB log/);
+});

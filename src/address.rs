@@ -1,7 +1,10 @@
 //! What the lab opens: the scenario its address names (`?preset=NAME&key=value…&at=5ms`),
 //! or the default preset with a message naming what was wrong with the link.
 
+use gloo_timers::callback::Timeout;
+use std::rc::Rc;
 use xlog::{find_preset, url, Ns, Scenario, DEFAULT_PRESET};
+use yew::prelude::*;
 
 /// The scenario a page load opens.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +49,34 @@ pub fn open(search: &str) -> Opened {
     Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None }
 }
 
+/// The query of a link to what `o` shows (relative to its preset), or "" for the default.
+pub fn link_query(o: &Opened) -> String {
+    url::encode(&o.scenario, (!o.preset.is_empty()).then_some(o.preset.as_str())).unwrap_or_default()
+}
+
+/// Keeps the address bar on the scenario shown (`history.replaceState`, 300 ms after the last
+/// change): a copied address reopens it. The page's first scenario leaves the address alone.
+#[hook]
+pub fn use_address_sync(opened: Rc<Opened>) {
+    let first = use_mut_ref(|| opened.clone());
+    let timer = use_mut_ref(|| None::<Timeout>);
+    use_effect_with(opened, move |o| {
+        if !Rc::ptr_eq(&first.borrow(), o) && o.error.is_none() {
+            let q = link_query(o);
+            *timer.borrow_mut() = Some(Timeout::new(300, move || replace_address(&q)));
+        }
+    });
+}
+
+fn replace_address(query: &str) {
+    let Some(w) = web_sys::window() else { return };
+    let path = w.location().pathname().unwrap_or_else(|_| "/".into());
+    let target = format!("{path}{query}");
+    if let Ok(h) = w.history() {
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&target));
+    }
+}
+
 /// The query of the page's own address.
 pub fn current_search() -> String {
     web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default()
@@ -68,6 +99,15 @@ mod tests {
         assert_eq!(o.scenario.writers, 4);
         assert_eq!(o.at, Some(5_000_000));
         assert_eq!(o.error, None);
+    }
+
+    #[test]
+    fn the_address_of_a_scenario_reopens_it() {
+        let o = open("?preset=fsmark-create&writers=4");
+        assert_eq!(link_query(&o), "?preset=fsmark-create&writers=4");
+        assert_eq!(open(&link_query(&o)).scenario, o.scenario);
+        let d = open("");
+        assert_eq!(link_query(&d), format!("?preset={DEFAULT_PRESET}"));
     }
 
     #[test]

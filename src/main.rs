@@ -7,20 +7,62 @@ mod geometry;
 mod keys;
 mod state;
 
+use address::Opened;
 use components::{
-    cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, ring::IclogRing, stats::Stats,
+    cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker, ring::IclogRing,
+    settings::Settings, stats::Stats,
 };
 use driver::{use_lab, Lab};
+use std::rc::Rc;
+use xlog::find_preset_entry;
 use yew::prelude::*;
 
 #[function_component(App)]
 fn app() -> Html {
-    let opened = use_memo((), |_| address::open(&address::current_search()));
+    let opened = use_state(|| Rc::new(address::open(&address::current_search())));
+    address::use_address_sync((*opened).clone());
+    let on_open = {
+        let opened = opened.clone();
+        Callback::from(move |o: Opened| opened.set(Rc::new(o)))
+    };
+    // A new scenario mounts a new page: its driver starts from a fresh simulation.
+    let key = address::link_query(&opened);
+    html! { <LabPage key={key} opened={(*opened).clone()} {on_open} /> }
+}
+
+#[derive(Properties, PartialEq)]
+struct LabPageProps {
+    opened: Rc<Opened>,
+    on_open: Callback<Opened>,
+}
+
+#[function_component(LabPage)]
+fn lab_page(p: &LabPageProps) -> Html {
+    let opened = p.opened.clone();
     let lab = use_lab(opened.clone());
     keys::use_shortcuts(lab.clone());
     let scenario = &opened.scenario;
     let frame = lab.frame.clone();
     let v = frame.view.clone();
+    let on_pick = {
+        let on_open = p.on_open.clone();
+        Callback::from(move |(name, fixed): (String, bool)| {
+            if let Ok(e) = find_preset_entry(&name) {
+                let scenario = if fixed { e.fixed() } else { e.scenario() };
+                on_open.emit(Opened { scenario, preset: name, at: None, error: None });
+            }
+        })
+    };
+    let on_set = {
+        let (on_open, opened) = (p.on_open.clone(), opened.clone());
+        Callback::from(move |(k, v): (String, String)| -> Result<(), String> {
+            let mut s = opened.scenario.clone();
+            s.set(&k, &v)?;
+            s.validate()?;
+            on_open.emit(Opened { scenario: s, preset: opened.preset.clone(), at: None, error: None });
+            Ok(())
+        })
+    };
     html! {
         <ContextProvider<Lab> context={lab.clone()}>
             <header>
@@ -36,6 +78,10 @@ fn app() -> Html {
                 data-preset={opened.preset.clone()} data-generation={frame.generation.to_string()}
                 data-iclogs={v.iclogs.len().to_string()} data-trace-hash={frame.metrics.trace_hash.clone()}>
                 <section>
+                    <div class="panel" style="margin-bottom:14px">
+                        <Picker preset={opened.preset.clone()} scenario={scenario.clone()} {on_pick} />
+                        <Settings scenario={scenario.clone()} {on_set} />
+                    </div>
                     <div class="panel" style="margin-bottom:14px">
                         <Controls />
                         <p class="keys">{ "Keys: " }{ for keys::SHORTCUTS.iter().map(|(k, what)| html! { <span><kbd>{ *k }</kbd>{ format!(" {what}") }</span> }) }</p>

@@ -3,5 +3,7 @@ pub mod cil;
 pub mod controls;
 pub mod devices;
 pub mod logbar;
+pub mod picker;
 pub mod ring;
+pub mod settings;
 pub mod stats;

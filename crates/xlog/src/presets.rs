@@ -29,6 +29,17 @@ impl Preset {
     pub fn is_bug(&self) -> bool {
         !self.fix.is_empty()
     }
+    /// Which list a picker shows it in: "bug zoo" (historic bugs with their fixes), "seed
+    /// scenarios" (the source threads' experiments) or "workloads".
+    pub fn group(&self) -> &'static str {
+        if self.is_bug() {
+            "bug zoo"
+        } else if self.about.starts_with("seed ") {
+            "seed scenarios"
+        } else {
+            "workloads"
+        }
+    }
 }
 
 pub const DEFAULT_PRESET: &str = "fsync-heavy";
