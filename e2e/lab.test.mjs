@@ -121,3 +121,23 @@ test('the CIL, log space and device panels show the throttle at work', async () 
   await page.screenshot({ path: path.join(ARTIFACTS, 'panels.png'), fullPage: true });
   assert.deepEqual(errors, []);
 });
+
+test('the flush timeline tells legacy from upstream at a glance and names what a bar carries', async () => {
+  const { page, errors } = browser;
+  const counts = {};
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  for (const flush of ['legacy', 'upstream']) {
+    await page.goto(server.url + `?preset=fsmark-create&flush=${flush}&at=44500us`);
+    await page.waitForSelector('#lab[data-ready="true"]');
+    const tl = page.locator('[data-testid="timeline"]');
+    counts[flush] = [Number(await tl.getAttribute('data-log-writes')), Number(await tl.getAttribute('data-preflush'))];
+    await tl.screenshot({ path: path.join(ARTIFACTS, `timeline-${flush}.png`) });
+  }
+  const [lw, lp] = counts.legacy, [uw, up] = counts.upstream;
+  assert.ok(lw > 0 && lp === lw, `legacy: every log write carries PREFLUSH (${lp} of ${lw})`);
+  assert.ok(uw > lw && up < uw / 4, `upstream: more, smaller-cost writes, few flushed (${up} of ${uw})`);
+  const box = await page.locator('[data-testid="timeline"] canvas').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.8, box.y + 18);
+  await page.waitForFunction(() => /log record from iclog \d+ at LSN \d+:\d+/.test(document.querySelector('[data-testid="timeline-hover"]').textContent));
+  assert.deepEqual(errors, []);
+});

@@ -8,11 +8,16 @@ use crate::state::{Action, LabState};
 use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
-use xlog::{CilView, DevicePanel, LogSpaceView, Metrics, Ns, Scenario, Sim, View};
+use xlog::{CilView, DevicePanel, IoSpan, LogSpaceView, Metrics, Ns, Scenario, Sim, View, NS_PER_MS};
 use yew::prelude::*;
 
 /// The frame loop's next tick: set while playing, taken to stop.
 type Tick = Rc<RefCell<Option<Box<dyn Fn()>>>>;
+
+/// How much past the flush timeline may show, and how many requests it keeps.
+pub const TIMELINE_NS: Ns = 200 * NS_PER_MS;
+const TIMELINE_MAX: usize = 600;
+const TIMELINE_RECORD: usize = 20_000;
 
 /// Most events one frame runs: about 10 ms of model time in Chromium's wasm.
 pub const FRAME_EVENT_BUDGET: u64 = 4000;
@@ -26,6 +31,8 @@ pub struct Frame {
     pub cil: Rc<CilView>,
     pub space: Rc<LogSpaceView>,
     pub devices: Rc<Vec<DevicePanel>>,
+    /// Requests of the last `TIMELINE_NS` (at most `TIMELINE_MAX`), for the flush timeline.
+    pub timeline: Rc<Vec<IoSpan>>,
     /// Events processed so far.
     pub events: u64,
     /// Bumped on every publish: panels compare it to skip work on unchanged frames.
@@ -87,6 +94,12 @@ fn frame_of(sim: &Sim, generation: u64) -> Frame {
         cil: Rc::new(sim.cil_view()),
         space: Rc::new(sim.log_space_view()),
         devices: Rc::new(sim.devices_view()),
+        timeline: Rc::new({
+            let mut t = sim.timeline_since(sim.now().saturating_sub(TIMELINE_NS));
+            let cut = t.len().saturating_sub(TIMELINE_MAX);
+            t.drain(..cut);
+            t
+        }),
         events: sim.events(),
         generation,
     }
@@ -96,6 +109,7 @@ fn frame_of(sim: &Sim, generation: u64) -> Frame {
 /// `run_until(at)`, so its trace hash equals `loglab run --until`).
 fn build(opened: &Opened) -> (Sim, Option<String>) {
     let made = Sim::new(&opened.scenario).map(|mut sim| {
+        sim.keep_timeline(TIMELINE_RECORD);
         if let Some(at) = opened.at {
             sim.set_keep_trace(false);
             sim.run_until(at);

@@ -1,6 +1,6 @@
 //! Pure geometry of the iclog ring drawing: a plain function of the view, testable natively.
 
-use xlog::IclogState;
+use xlog::{IclogState, IoKind, IoPurpose, IoSpan, Ns};
 
 /// Colour for each iclog state (shared by the ring and its legend).
 pub fn state_colour(state: IclogState) -> &'static str {
@@ -88,6 +88,76 @@ pub fn grant_fraction(bytes: u32, log_bytes: u32) -> f64 {
     }
 }
 
+/// One request on the flush timeline, in canvas pixels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelineBar {
+    /// Index into the spans it was drawn from (for hovering).
+    pub span: usize,
+    /// Device lane, and the row within it: 0 log records and flushes, 1 metadata and data.
+    pub lane: u8,
+    pub row: u8,
+    pub x0: f64,
+    pub x1: f64,
+    pub colour: &'static str,
+    pub preflush: bool,
+    pub fua: bool,
+    /// A cache flush: drawn as a band across its lane.
+    pub flush: bool,
+}
+
+/// Rows a device lane stacks concurrent requests in (more wait in the last row).
+pub const TIMELINE_ROWS: u8 = 8;
+
+/// Lays out the requests of the window `[now - window, now]` across `width` pixels; requests
+/// still in flight run to their completion time, clipped at the right edge. Requests that
+/// overlap in time take the first free row of their device's lane, so the stack's height is
+/// the device's queue depth at that moment.
+pub fn timeline_bars(spans: &[IoSpan], now: Ns, window: Ns, width: f64) -> Vec<TimelineBar> {
+    let start = now.saturating_sub(window.max(1));
+    let x = |t: Ns| ((t.saturating_sub(start)) as f64 / window.max(1) as f64 * width).clamp(0.0, width);
+    let mut row_end: Vec<[Ns; TIMELINE_ROWS as usize]> = Vec::new();
+    spans
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.done_ns >= start && s.submit_ns <= now)
+        .map(|(i, s)| {
+            let (preflush, fua, flush) = match s.kind {
+                IoKind::Write { preflush, fua } => (preflush, fua, false),
+                IoKind::Flush => (false, false, true),
+                IoKind::Read => (false, false, false),
+            };
+            let colour = match s.purpose {
+                _ if flush => "#c0392b",
+                IoPurpose::Log { .. } if !s.checkpoints.is_empty() => "#1f5e52",
+                IoPurpose::Log { .. } => "#7fb8a8",
+                IoPurpose::LogDataFlush { .. } | IoPurpose::PushFlush { .. } | IoPurpose::Flush => "#c0392b",
+                IoPurpose::Metadata { .. } => "#a0785a",
+                IoPurpose::FileData { .. } => "#8c6bb1",
+                IoPurpose::MetaRead { .. } => "#c9c2b8",
+            };
+            let lane = s.dev as usize;
+            if row_end.len() <= lane {
+                row_end.resize(lane + 1, [0; TIMELINE_ROWS as usize]);
+            }
+            let rows = &mut row_end[lane];
+            let row = rows.iter().position(|&end| end <= s.submit_ns).unwrap_or(TIMELINE_ROWS as usize - 1);
+            rows[row] = rows[row].max(s.done_ns);
+            let x0 = x(s.submit_ns);
+            TimelineBar {
+                span: i,
+                lane: s.dev,
+                row: row as u8,
+                x0,
+                x1: x(s.done_ns).max(x0 + 1.0),
+                colour,
+                preflush,
+                fua,
+                flush,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +195,39 @@ mod tests {
         assert!(block < 0.5);
         assert_eq!(grant_fraction(512, 1024), 0.5);
         assert_eq!(grant_fraction(5, 0), 0.0);
+    }
+
+    #[test]
+    fn timeline_places_requests_in_their_window() {
+        use xlog::Lsn;
+        let span = |id, submit, done, kind, purpose| IoSpan {
+            dev: 0,
+            id,
+            kind,
+            sector: 0,
+            bytes: 4096,
+            submit_ns: submit,
+            done_ns: done,
+            purpose,
+            checkpoints: vec![],
+        };
+        let log = IoPurpose::Log { iclog: 0, lsn: Lsn::new(1, 0) };
+        let spans = vec![
+            span(1, 0, 100, IoKind::Write { preflush: true, fua: true }, log),
+            span(2, 500, 750, IoKind::Write { preflush: false, fua: false }, log),
+            span(3, 900, 1200, IoKind::Flush, IoPurpose::Flush),
+        ];
+        // Window [0, 1000] over 100 px.
+        let bars = timeline_bars(&spans, 1000, 1000, 100.0);
+        assert_eq!(bars.len(), 3);
+        assert!(bars[0].preflush && bars[0].fua && (bars[0].x0, bars[0].x1) == (0.0, 10.0));
+        assert!(!bars[1].preflush && (bars[1].x0, bars[1].x1) == (50.0, 75.0));
+        assert!(bars[2].flush && bars[2].x1 == 100.0, "in flight past now: clipped at the edge");
+        assert_eq!(bars.iter().map(|b| b.row).collect::<Vec<_>>(), vec![0, 0, 0], "none overlap");
+        // Three requests in flight together stack in three rows.
+        let busy: Vec<_> = (0..3).map(|k| span(10 + k, 100 + k, 900, IoKind::Read, log)).collect();
+        assert_eq!(timeline_bars(&busy, 1000, 1000, 100.0).iter().map(|b| b.row).collect::<Vec<_>>(), vec![0, 1, 2]);
+        // Later, the first request has left the window.
+        assert_eq!(timeline_bars(&spans, 1500, 1000, 100.0).len(), 2);
     }
 }

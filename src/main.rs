@@ -10,7 +10,7 @@ mod state;
 use address::Opened;
 use components::{
     cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker, ring::IclogRing,
-    settings::Settings, stats::Stats,
+    settings::Settings, stats::Stats, timeline::Timeline,
 };
 use driver::{use_lab, Lab};
 use std::rc::Rc;
@@ -91,6 +91,9 @@ fn lab_page(p: &LabPageProps) -> Html {
                     <DevicesPanel devices={frame.devices.clone()} />
                 </section>
                 <section>
+                    <Timeline spans={frame.timeline.clone()} now={v.now_ns}
+                        window={(lab.state.speed_ns * 120).clamp(2 * xlog::NS_PER_MS, driver::TIMELINE_NS)}
+                        lanes={frame.devices.iter().map(|d| format!("{} device ({})", d.role, d.profile)).collect::<Vec<_>>()} />
                     <Stats view={v.clone()} metrics={frame.metrics.clone()} />
                     <CilPanel cil={frame.cil.clone()} />
                 </section>

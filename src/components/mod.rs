@@ -7,3 +7,4 @@ pub mod picker;
 pub mod ring;
 pub mod settings;
 pub mod stats;
+pub mod timeline;

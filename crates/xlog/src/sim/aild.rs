@@ -38,6 +38,7 @@ impl Sim {
             let dd = self.data_dev;
             let (rid, done) =
                 self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, IoTag::Meta(id).pack());
+            self.note_io(dd, rid, done, IoTag::Meta(id));
             self.emit(TASK_XFSAILD, TraceKind::AilPush { item: id, inode, lsn });
             self.io_at(done, dd, rid);
             self.counters.metadata_writebacks += 1;
@@ -98,6 +99,7 @@ impl Sim {
         self.run_quiet();
         let dd = self.data_dev;
         let (id, done) = self.devs[dd].submit_flush(self.now, IoTag::None.pack());
+        self.note_io(dd, id, done, IoTag::None);
         self.io_at(done, dd, id);
         self.run_quiet();
         let mut to_sync = Vec::new();

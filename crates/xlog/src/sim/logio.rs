@@ -116,6 +116,7 @@ impl Sim {
     pub(super) fn submit_data_flush(&mut self, task: u32, tag: IoTag) {
         let dd = self.data_dev;
         let (id, done) = self.devs[dd].submit_flush(self.now, tag.pack());
+        self.note_io(dd, id, done, tag);
         self.monitor.data_flush_submitted(id, self.log.tail_lsn);
         let kind = TraceKind::DevSubmit {
             dev: dd as u8,
@@ -164,6 +165,7 @@ impl Sim {
         for (sector, data) in parts {
             let bytes = data.len() as u32;
             let (id, done) = self.devs[0].submit_write(self.now, sector, data, flags, tag);
+            self.note_io(0, id, done, IoTag::Iclog(i));
             if flushes_data {
                 self.monitor.data_flush_submitted(id, self.log.tail_lsn);
             }

@@ -16,6 +16,7 @@ mod queries;
 mod report;
 mod tags;
 pub mod tasks;
+mod timeline;
 mod tracing;
 mod view;
 mod workload;
@@ -43,6 +44,7 @@ use std::collections::BinaryHeap;
 
 pub use history::{CheckpointRecord, History};
 pub use push::PushState;
+pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
     AilView, CheckpointPanel, CilView, CommittingPanel, DevicePanel, GrantHeadPanel, IclogPanel, IclogView, IclogsView,
     LogSpaceView, RequestPanel, TasksView, View, VIEW_LIST_MAX,
@@ -113,6 +115,8 @@ pub struct Sim {
     /// Each writer's last realtime extent end: the locality hint of its next allocation.
     rt_hint: Vec<u64>,
     rt_live: Vec<(u64, u64)>,
+    /// The flush timeline's record, when the lab keeps one.
+    timeline: Option<timeline::Timeline>,
 }
 
 impl Sim {
@@ -185,6 +189,7 @@ impl Sim {
             rt: None,
             rt_hint: Vec::new(),
             rt_live: Vec::new(),
+            timeline: None,
         };
         if scenario.workload == WorkloadKind::RtAlloc {
             let rt = crate::rtalloc::fragmented(scenario.rsum_cache == RsumCache::On, scenario.seed);

@@ -156,6 +156,7 @@ impl Sim {
         let span = (self.scenario.fs_size.0 / 4096).max(1);
         let sector = (self.rng.next_u64() % span) * 8;
         let (id, done) = self.devs[dd].submit_read(self.now, sector, 4096, IoTag::Read(w).pack());
+        self.note_io(dd, id, done, IoTag::Read(w));
         let kind = TraceKind::DevSubmit {
             dev: dd as u8,
             id,
@@ -285,6 +286,7 @@ impl Sim {
         let block = crate::format::meta_block(DATA_ID_BASE | w, version, Lsn::ZERO, 4096);
         let dd = self.data_dev;
         let (id, done) = self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, IoTag::Data(w).pack());
+        self.note_io(dd, id, done, IoTag::Data(w));
         self.emit(
             w,
             TraceKind::DevSubmit {
