@@ -141,3 +141,21 @@ test('the flush timeline tells legacy from upstream at a glance and names what a
   await page.waitForFunction(() => /log record from iclog \d+ at LSN \d+:\d+/.test(document.querySelector('[data-testid="timeline-hover"]').textContent));
   assert.deepEqual(errors, []);
 });
+
+test('selecting a blocked writer explains its wait as a chain of kernel objects', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=cil-throttle-32mb&at=150ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const tasks = page.locator('[data-testid="task"]');
+  assert.equal(await tasks.count(), 16);
+  await tasks.first().focus();
+  await page.keyboard.press('Enter'); // keyboard-only selection
+  const why = await page.textContent('[data-testid="why"]');
+  assert.match(why, /writer 0 is blocked/);
+  assert.match(why, /xc_push_wait: the CIL holds \d+ KiB/);
+  assert.match(why, /push worker 0|l_flush_wait/);
+  await page.locator('[data-testid="tasks"]').screenshot({ path: path.join(ARTIFACTS, 'tasks.png') });
+  await tasks.first().click();
+  assert.equal(await page.locator('[data-testid="why"]').count(), 0, 'a second press deselects');
+  assert.deepEqual(errors, []);
+});

@@ -76,6 +76,13 @@ impl Lab {
     pub fn slower(&self) {
         self.dispatch.dispatch(Action::Slower);
     }
+    pub fn select(&self, task: u32) {
+        self.dispatch.dispatch(Action::Select(task));
+    }
+    /// Why writer `w` is blocked, as a chain of kernel objects (empty when it is not).
+    pub fn why_blocked(&self, w: u32) -> Vec<String> {
+        self.sim.borrow().why_blocked(w)
+    }
     /// Advances virtual time by one speed step (all its events, whatever the budget).
     pub fn step(&self) {
         {

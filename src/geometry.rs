@@ -1,6 +1,6 @@
 //! Pure geometry of the iclog ring drawing: a plain function of the view, testable natively.
 
-use xlog::{IclogState, IoKind, IoPurpose, IoSpan, Ns};
+use xlog::{IclogState, IoKind, IoPurpose, IoSpan, Ns, WriterState};
 
 /// Colour for each iclog state (shared by the ring and its legend).
 pub fn state_colour(state: IclogState) -> &'static str {
@@ -11,6 +11,35 @@ pub fn state_colour(state: IclogState) -> &'static str {
         IclogState::DoneSync => "#8c6bb1",
         IclogState::Callback => "#5b8bd0",
         IclogState::Dirty => "#a4a9ad",
+    }
+}
+
+/// Colour for what a writer task waits for (shared by the journal's squares and the tasks panel).
+pub fn writer_colour(s: &WriterState) -> &'static str {
+    match s {
+        WriterState::Thinking | WriterState::Stopped => "#d7dad4",
+        WriterState::GrantWait => "#c0392b",
+        WriterState::Throttled => "#e5b04a",
+        WriterState::CommitWait => "#2f7d6d",
+        WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => "#5b8bd0",
+        WriterState::DataWrite | WriterState::DataFlush => "#8c6bb1",
+        WriterState::MetaRead { .. } => "#a0785a",
+    }
+}
+
+/// What a writer task waits for, in words.
+pub fn writer_label(s: &WriterState) -> &'static str {
+    match s {
+        WriterState::Thinking => "running",
+        WriterState::Stopped => "stopped",
+        WriterState::GrantWait => "grant head wait",
+        WriterState::Throttled => "CIL throttle",
+        WriterState::CommitWait => "waiting for a commit record",
+        WriterState::PrevWait { .. } => "waiting for the previous iclog",
+        WriterState::ForceWait { .. } => "log force",
+        WriterState::DataWrite => "fsync data write",
+        WriterState::DataFlush => "fsync cache flush",
+        WriterState::MetaRead { .. } => "metadata read",
     }
 }
 

@@ -10,7 +10,7 @@ mod state;
 use address::Opened;
 use components::{
     cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker, ring::IclogRing,
-    settings::Settings, stats::Stats, timeline::Timeline,
+    settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline,
 };
 use driver::{use_lab, Lab};
 use std::rc::Rc;
@@ -96,6 +96,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                         lanes={frame.devices.iter().map(|d| format!("{} device ({})", d.role, d.profile)).collect::<Vec<_>>()} />
                     <Stats view={v.clone()} metrics={frame.metrics.clone()} />
                     <CilPanel cil={frame.cil.clone()} />
+                    <TasksPanel view={v.clone()} />
                 </section>
             </main>
         </ContextProvider<Lab>>

@@ -23,11 +23,13 @@ pub struct LabState {
     pub playing: bool,
     /// Virtual time per frame while playing, and per press of Step.
     pub speed_ns: Ns,
+    /// The writer task whose wait the tasks panel explains.
+    pub selected: Option<u32>,
 }
 
 impl Default for LabState {
     fn default() -> Self {
-        LabState { playing: false, speed_ns: DEFAULT_SPEED }
+        LabState { playing: false, speed_ns: DEFAULT_SPEED, selected: None }
     }
 }
 
@@ -42,6 +44,8 @@ pub enum Action {
     /// The next faster or slower speed (keyboard), clamped at the ends.
     Faster,
     Slower,
+    /// Selects a task (again: deselects it).
+    Select(u32),
 }
 
 impl LabState {
@@ -56,6 +60,7 @@ impl LabState {
             Action::SetSpeed(_) => {}
             Action::Faster => s.speed_ns = SPEEDS[(at + 1).min(SPEEDS.len() - 1)].0,
             Action::Slower => s.speed_ns = SPEEDS[at.saturating_sub(1)].0,
+            Action::Select(t) => s.selected = if s.selected == Some(t) { None } else { Some(t) },
         }
         s
     }
@@ -84,6 +89,14 @@ mod tests {
         assert!(!s.apply(Action::Play).apply(Action::Pause).playing);
         assert!(s.apply(Action::Toggle).playing);
         assert!(!s.apply(Action::Toggle).apply(Action::Toggle).playing);
+    }
+
+    #[test]
+    fn selecting_a_task_twice_deselects_it() {
+        let s = LabState::default().apply(Action::Select(3));
+        assert_eq!(s.selected, Some(3));
+        assert_eq!(s.apply(Action::Select(4)).selected, Some(4));
+        assert_eq!(s.apply(Action::Select(3)).selected, None);
     }
 
     #[test]

@@ -3,27 +3,12 @@
 
 use crate::geometry::cil_bar;
 use std::rc::Rc;
-use xlog::{CilView, PushState};
+use xlog::CilView;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct CilProps {
     pub cil: Rc<CilView>,
-}
-
-fn push_state(p: &PushState) -> String {
-    match p {
-        PushState::Idle => "idle".into(),
-        PushState::Starting => "starting (switching contexts)".into(),
-        PushState::Building => "building the checkpoint".into(),
-        PushState::DataFlushWait => "waiting for the data-device cache flush".into(),
-        PushState::StartOrderWait => "waiting for older start records (xc_start_wait)".into(),
-        PushState::Writing => "writing (xlog_write)".into(),
-        PushState::FlushWait => "waiting for a free iclog (l_flush_wait)".into(),
-        PushState::Copying { iclog } => format!("copying into iclog {iclog}"),
-        PushState::CommitOrderWait => "waiting for older commit records (xc_commit_wait)".into(),
-        PushState::PrevWait { iclog } => format!("waiting for iclog {iclog} (ic_force_wait)"),
-    }
 }
 
 #[function_component(CilPanel)]
@@ -58,7 +43,7 @@ pub fn cil_panel(p: &CilProps) -> Html {
                               else if x.start_lsn.0 != 0 { format!("start {}, writing", x.start_lsn) } else { "building".into() } }</td></tr>
                 }) }
                 { for c.pushers.iter().enumerate().map(|(k, s)| html! {
-                    <tr><td>{ format!("push worker {k}") }</td><td>{ push_state(s) }</td></tr>
+                    <tr><td>{ format!("push worker {k}") }</td><td>{ s.describe() }</td></tr>
                 }) }
             </table>
         </div>

@@ -7,4 +7,5 @@ pub mod picker;
 pub mod ring;
 pub mod settings;
 pub mod stats;
+pub mod tasks;
 pub mod timeline;

@@ -1,25 +1,14 @@
 //! Numbers of the run so far: time, transactions, log space, grant waits, device traffic.
 
+use crate::geometry::writer_colour;
 use std::rc::Rc;
-use xlog::{Metrics, View, WriterState};
+use xlog::{Metrics, View};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct StatsProps {
     pub view: Rc<View>,
     pub metrics: Rc<Metrics>,
-}
-
-fn writer_colour(s: &WriterState) -> &'static str {
-    match s {
-        WriterState::Thinking | WriterState::Stopped => "#d7dad4",
-        WriterState::GrantWait => "#c0392b",
-        WriterState::Throttled => "#e5b04a",
-        WriterState::CommitWait => "#2f7d6d",
-        WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => "#5b8bd0",
-        WriterState::DataWrite | WriterState::DataFlush => "#8c6bb1",
-        WriterState::MetaRead { .. } => "#a0785a",
-    }
 }
 
 #[function_component(Stats)]

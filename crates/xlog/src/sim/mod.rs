@@ -19,6 +19,7 @@ pub mod tasks;
 mod timeline;
 mod tracing;
 mod view;
+mod why;
 mod workload;
 mod writer;
 

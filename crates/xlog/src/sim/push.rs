@@ -68,6 +68,24 @@ pub enum PushState {
     },
 }
 
+impl PushState {
+    /// What the push worker is doing, in kernel terms.
+    pub fn describe(&self) -> String {
+        match self {
+            PushState::Idle => "idle".into(),
+            PushState::Starting => "starting (switching contexts)".into(),
+            PushState::Building => "building the checkpoint".into(),
+            PushState::DataFlushWait => "waiting for the data-device cache flush".into(),
+            PushState::StartOrderWait => "waiting for older start records (xc_start_wait)".into(),
+            PushState::Writing => "writing (xlog_write)".into(),
+            PushState::FlushWait => "waiting for a free iclog (l_flush_wait)".into(),
+            PushState::Copying { iclog } => format!("copying into iclog {iclog}"),
+            PushState::CommitOrderWait => "waiting for older commit records (xc_commit_wait)".into(),
+            PushState::PrevWait { iclog } => format!("waiting for iclog {iclog} (ic_force_wait)"),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Phase {
     #[default]

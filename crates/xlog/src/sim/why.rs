@@ -1,0 +1,157 @@
+//! Why a task is blocked, as a chain of kernel objects from what it waits on to what holds
+//! that up (e.g. reserve grant head ← tail pinned by AIL item X ← X's checkpoint waits for an
+//! iclog's write). Read-only; the lab shows it for a selected task.
+
+use super::{PushState, Sim, WriterState};
+use crate::iclog::IclogState;
+use crate::units::TaskId;
+
+impl Sim {
+    /// The chain for writer `w`, outermost wait first; empty when it is not blocked.
+    pub fn why_blocked(&self, w: TaskId) -> Vec<String> {
+        let Some(wr) = self.writers.get(w as usize) else { return Vec::new() };
+        let mut why = Vec::new();
+        match wr.state {
+            WriterState::Thinking | WriterState::Stopped => {}
+            WriterState::GrantWait => {
+                let need = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
+                let ahead = self.log.reserve_waiters.iter().take_while(|g| g.task != w).count();
+                why.push(format!(
+                    "xlog_grant_head_wait on the reserve grant head: needs {} KiB, {} KiB free, {ahead} tasks ahead (FIFO)",
+                    need / 1024,
+                    self.log.reserve_space_left() / 1024
+                ));
+                self.why_tail(&mut why);
+            }
+            WriterState::Throttled => {
+                why.push(format!(
+                    "xc_push_wait: the CIL holds {} KiB, at or past its blocking limit; {} tasks throttled",
+                    self.cil.ctx.space_used / 1024,
+                    self.cil.push_wait.len()
+                ));
+                self.why_push(&mut why);
+            }
+            WriterState::CommitWait => {
+                why.push(format!("xc_commit_wait: checkpoint {}'s commit record is not written yet", wr.seq));
+                self.why_push(&mut why);
+            }
+            WriterState::PrevWait { iclog } => {
+                why.push(format!(
+                    "ic_write_wait on iclog {iclog}: waiting for the previous iclog's write so more commits join this one"
+                ));
+                self.why_iclog(iclog as usize, &mut why);
+            }
+            WriterState::ForceWait { iclog } => {
+                why.push(format!("ic_force_wait on iclog {iclog}: the log force waits for its commit record on disk"));
+                self.why_iclog(iclog as usize, &mut why);
+            }
+            WriterState::MetaRead { left } => {
+                why.push(format!("reading a metadata block with the reservation held ({left} more after this)"))
+            }
+            WriterState::DataWrite => why.push("fsync: writing the file's data block".into()),
+            WriterState::DataFlush => why.push("fsync: waiting for the data device's cache flush".into()),
+        }
+        why
+    }
+
+    /// What holds the tail back: the oldest AIL item and why it is not written back yet.
+    fn why_tail(&self, why: &mut Vec<String>) {
+        let Some((lsn, id)) = self.ail.oldest().next() else {
+            why.push(format!("the tail ({}) waits for log I/O to complete (the AIL is empty)", self.log.tail_lsn));
+            return;
+        };
+        let item = &self.items[id as usize];
+        let state = if item.pinned > 0 {
+            "pinned: a checkpoint holding it has not completed".to_string()
+        } else if item.flushing.is_some() {
+            "being written back by xfsaild".to_string()
+        } else {
+            format!("waiting for xfsaild (push target {})", self.ail.target)
+        };
+        why.push(format!("the tail is at {lsn}, held by AIL item {id} ({state})"));
+        if item.pinned > 0 {
+            if let Some(c) = self.cil.committing.iter().find(|c| c.items.contains_key(&id)) {
+                why.push(format!("checkpoint {} is being pushed (commit LSN {})", c.sequence, c.commit_lsn));
+            }
+        }
+    }
+
+    /// What the CIL push is doing.
+    fn why_push(&self, why: &mut Vec<String>) {
+        let busy: Vec<String> = self
+            .pushers
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.state != PushState::Idle)
+            .map(|(k, p)| format!("push worker {k}: {}", p.state.describe()))
+            .collect();
+        if busy.is_empty() {
+            why.push("no push worker is running: the push waits to be queued".into());
+        } else {
+            why.extend(busy);
+        }
+        if !self.log.flush_wait.is_empty() {
+            why.push(format!(
+                "l_flush_wait: no ACTIVE iclog at the ring head (iclog {} is {})",
+                self.log.l_iclog,
+                self.log.head_iclog().state.kernel_name()
+            ));
+        }
+    }
+
+    /// Where an iclog is on its way to disk.
+    fn why_iclog(&self, i: usize, why: &mut Vec<String>) {
+        let ic = self.log.iclog(i);
+        let s = match ic.state {
+            IclogState::Active | IclogState::WantSync if ic.refcnt > 0 => {
+                format!("iclog {i} is {} with {} references still copying in", ic.state.kernel_name(), ic.refcnt)
+            }
+            IclogState::Syncing => {
+                format!("iclog {i} is being written at LSN {} ({})", ic.lsn, crate::iclog::icl_flags_str(ic.flags))
+            }
+            IclogState::DoneSync => format!("iclog {i}'s write is done; callbacks wait for an older iclog"),
+            other => format!("iclog {i} is {}", other.kernel_name()),
+        };
+        why.push(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::presets::find;
+    use crate::sim::{Sim, WriterState};
+
+    #[test]
+    fn throttled_writers_are_told_about_the_cil_and_the_push() {
+        let mut s = find("cil-throttle-32mb").unwrap();
+        s.duration = crate::scenario::Duration(200 * crate::units::NS_PER_MS);
+        let mut sim = Sim::new(&s).unwrap();
+        sim.run_until(150 * crate::units::NS_PER_MS);
+        let w =
+            (0..s.writers).find(|&w| sim.writer_state(w) == Some(WriterState::Throttled)).expect("a throttled writer");
+        let why = sim.why_blocked(w);
+        assert!(why[0].starts_with("xc_push_wait: the CIL holds"), "{why:?}");
+        assert!(why.len() >= 2, "{why:?}");
+        let idle = (0..s.writers).find(|&w| sim.writer_state(w) == Some(WriterState::Thinking));
+        if let Some(w) = idle {
+            assert!(sim.why_blocked(w).is_empty());
+        }
+        assert!(sim.why_blocked(9999).is_empty());
+    }
+
+    #[test]
+    fn every_blocked_writer_gets_an_explanation() {
+        for name in ["fsync-heavy", "seed-log-size", "fsmark-create"] {
+            let mut s = find(name).unwrap();
+            s.duration = crate::scenario::Duration(30 * crate::units::NS_PER_MS);
+            let mut sim = Sim::new(&s).unwrap();
+            for t in 1..=6 {
+                sim.run_until(t * 5 * crate::units::NS_PER_MS);
+                for w in 0..s.writers {
+                    let blocked = sim.writer_state(w).is_some_and(|st| st.is_blocked());
+                    assert_eq!(blocked, !sim.why_blocked(w).is_empty(), "{name} writer {w}");
+                }
+            }
+        }
+    }
+}

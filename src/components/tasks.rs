@@ -1,0 +1,50 @@
+//! The tasks panel: one cell per writer, coloured by what it waits for; selecting one shows
+//! why it is blocked, as a chain of kernel objects.
+
+use crate::driver::Lab;
+use crate::geometry::{writer_colour, writer_label};
+use std::rc::Rc;
+use xlog::View;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct TasksProps {
+    pub view: Rc<View>,
+}
+
+#[function_component(TasksPanel)]
+pub fn tasks_panel(p: &TasksProps) -> Html {
+    let lab = use_context::<Lab>().expect("TasksPanel sits inside the lab's context");
+    let selected = lab.state.selected;
+    let why = selected.map(|w| lab.why_blocked(w)).unwrap_or_default();
+    html! {
+        <div class="panel" data-testid="tasks" style="margin-top:14px">
+            <h2>{ "tasks" }</h2>
+            <p class="what">{ "Each writer is a task looping reserve → commit → (fsync); choose one to see what it is waiting for, and what that waits for." }</p>
+            <div class="task-grid">
+                { for p.view.writer_states.iter().enumerate().map(|(w, s)| {
+                    let lab = lab.clone();
+                    let w = w as u32;
+                    html! {
+                        <button class={classes!("task", (selected == Some(w)).then_some("selected"))}
+                            style={format!("--c:{}", writer_colour(s))} data-testid="task"
+                            aria-pressed={(selected == Some(w)).to_string()}
+                            aria-label={format!("writer {w}: {}", writer_label(s))} title={format!("writer {w}: {}", writer_label(s))}
+                            onclick={Callback::from(move |_: MouseEvent| lab.select(w))}>
+                        </button>
+                    }
+                }) }
+            </div>
+            if let Some(w) = selected {
+                <div class="why" data-testid="why" aria-live="polite">
+                    if why.is_empty() {
+                        <p>{ format!("writer {w} is not blocked right now.") }</p>
+                    } else {
+                        <p>{ format!("writer {w} is blocked:") }</p>
+                        <ol>{ for why.iter().map(|l| html! { <li>{ l }</li> }) }</ol>
+                    }
+                </div>
+            }
+        </div>
+    }
+}
