@@ -159,3 +159,21 @@ test('selecting a blocked writer explains its wait as a chain of kernel objects'
   assert.equal(await page.locator('[data-testid="why"]').count(), 0, 'a second press deselects');
   assert.deepEqual(errors, []);
 });
+
+test('step to the next flush, throttle wait or checkpoint stops on that moment', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=cil-throttle-32mb');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const ns = async () => BigInt(await page.getAttribute('#lab', 'data-sim-ns'));
+  await page.click('[data-testid="step-to-flush"]');
+  await page.waitForFunction(() => document.querySelector('#lab').dataset.simNs !== '0');
+  const t1 = await ns();
+  await page.click('[data-testid="step-to-throttlewait"]');
+  await page.waitForFunction((t) => BigInt(document.querySelector('#lab').dataset.simNs) > BigInt(t), t1.toString());
+  assert.ok(Number(await page.textContent('[data-key="throttle-depth"]')) >= 1, 'a committer now waits on xc_push_wait');
+  const t2 = await ns();
+  await page.keyboard.press('c');
+  await page.waitForFunction((t) => BigInt(document.querySelector('#lab').dataset.simNs) > BigInt(t), t2.toString());
+  assert.ok(Number(await page.textContent('[data-key="checkpoints"]')) >= 1, 'a checkpoint completed');
+  assert.deepEqual(errors, []);
+});

@@ -8,7 +8,9 @@ use crate::state::{Action, LabState};
 use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
-use xlog::{CilView, DevicePanel, IoSpan, LogSpaceView, Metrics, Ns, Scenario, Sim, View, NS_PER_MS};
+use xlog::{
+    CilView, DevicePanel, IoSpan, LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, View, NS_PER_MS, NS_PER_SEC,
+};
 use yew::prelude::*;
 
 /// The frame loop's next tick: set while playing, taken to stop.
@@ -18,6 +20,9 @@ type Tick = Rc<RefCell<Option<Box<dyn Fn()>>>>;
 pub const TIMELINE_NS: Ns = 200 * NS_PER_MS;
 const TIMELINE_MAX: usize = 600;
 const TIMELINE_RECORD: usize = 20_000;
+
+/// Most events one "step to" may run before it gives up (about a second of wasm time).
+const STEP_TO_BUDGET: u64 = 300_000;
 
 /// Most events one frame runs: about 10 ms of model time in Chromium's wasm.
 pub const FRAME_EVENT_BUDGET: u64 = 4000;
@@ -82,6 +87,16 @@ impl Lab {
     /// Why writer `w` is blocked, as a chain of kernel objects (empty when it is not).
     pub fn why_blocked(&self, w: u32) -> Vec<String> {
         self.sim.borrow().why_blocked(w)
+    }
+    /// Runs to the next `m` moment, at most a second of virtual time ahead; false if none came.
+    pub fn step_to(&self, m: Milestone) -> bool {
+        let found = {
+            let mut sim = self.sim.borrow_mut();
+            let limit = (sim.now() + NS_PER_SEC).min(sim.scenario().duration.0);
+            sim.run_to_next(m, limit, STEP_TO_BUDGET)
+        };
+        (self.publish)();
+        found
     }
     /// Advances virtual time by one speed step (all its events, whatever the budget).
     pub fn step(&self) {

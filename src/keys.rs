@@ -3,11 +3,22 @@
 use crate::driver::Lab;
 use gloo_events::{EventListener, EventListenerOptions};
 use wasm_bindgen::JsCast;
+use xlog::Milestone;
 use yew::prelude::*;
 
 /// (key, what it does), as the help lists them.
-pub const SHORTCUTS: &[(&str, &str)] =
-    &[("Space", "play or pause"), ("p", "play"), ("s", "pause"), ("n", "step"), ("+", "faster"), ("-", "slower")];
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    ("Space", "play or pause"),
+    ("p", "play"),
+    ("s", "pause"),
+    ("n", "step"),
+    ("+", "faster"),
+    ("-", "slower"),
+    ("f", "to next flush"),
+    ("c", "to next checkpoint"),
+    ("i", "to next iclog change"),
+    ("t", "to next throttle wait"),
+];
 
 /// Listens for the shortcuts on the document while the component lives. Keys typed into a
 /// form field are left to the field.
@@ -38,6 +49,10 @@ pub fn use_shortcuts(lab: Lab) {
                     "n" => lab.step(),
                     "+" | "=" => lab.faster(),
                     "-" => lab.slower(),
+                    "f" => drop(lab.step_to(Milestone::Flush)),
+                    "c" => drop(lab.step_to(Milestone::Checkpoint)),
+                    "i" => drop(lab.step_to(Milestone::IclogState)),
+                    "t" => drop(lab.step_to(Milestone::ThrottleWait)),
                     _ => return,
                 }
                 e.prevent_default();

@@ -2,7 +2,7 @@
 
 use crate::driver::Lab;
 use crate::state::SPEEDS;
-use xlog::Ns;
+use xlog::{Milestone, Ns};
 use yew::prelude::*;
 
 #[function_component(Controls)]
@@ -26,7 +26,16 @@ pub fn controls() -> Html {
             }
         })
     };
+    let note = use_state(String::new);
+    let step_to = |m: Milestone| {
+        let (lab, note) = (lab.clone(), note.clone());
+        Callback::from(move |_: MouseEvent| {
+            let found = lab.step_to(m);
+            note.set(if found { String::new() } else { format!("no {} within the next second", m.label()) });
+        })
+    };
     html! {
+        <>
         <div class="controls">
             <button data-testid="play" onclick={toggle} aria-pressed={playing.to_string()}>
                 { if playing { "Pause" } else { "Play" } }
@@ -41,5 +50,15 @@ pub fn controls() -> Html {
             </select>
             <span class="clock" data-testid="clock">{ format!("t = {:.3} ms", now as f64 / 1e6) }</span>
         </div>
+        <div class="controls step-to">
+            <span class="muted">{ "Step to:" }</span>
+            { for Milestone::ALL.iter().map(|&m| html! {
+                <button class="secondary small" data-testid={format!("step-to-{m:?}").to_lowercase()} onclick={step_to(m)}>
+                    { m.label().trim_start_matches("next ") }
+                </button>
+            }) }
+            if !note.is_empty() { <span class="muted" data-testid="step-to-note">{ (*note).clone() }</span> }
+        </div>
+        </>
     }
 }

@@ -10,6 +10,7 @@ mod aild;
 mod history;
 mod liveness;
 mod logio;
+mod milestone;
 mod monitor;
 mod push;
 mod queries;
@@ -44,6 +45,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub use history::{CheckpointRecord, History};
+pub use milestone::Milestone;
 pub use push::PushState;
 pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
