@@ -3,6 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
 
 let server, browser;
@@ -175,5 +176,38 @@ test('step to the next flush, throttle wait or checkpoint stops on that moment',
   await page.keyboard.press('c');
   await page.waitForFunction((t) => BigInt(document.querySelector('#lab').dataset.simNs) > BigInt(t), t2.toString());
   assert.ok(Number(await page.textContent('[data-key="checkpoints"]')) >= 1, 'a checkpoint completed');
+  assert.deepEqual(errors, []);
+});
+
+test('step back and the scrubber land on the same state as a straight run', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=small-crash');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.selectOption('[data-testid="speed"]', { label: '1 ms / frame' });
+  const hash = () => page.getAttribute('#lab', 'data-trace-hash');
+  const ns = async () => BigInt(await page.getAttribute('#lab', 'data-sim-ns'));
+  const seen = {};
+  for (let i = 1; i <= 6; i++) {
+    await page.click('[data-testid="step"]');
+    await page.waitForFunction((t) => document.querySelector('#lab').dataset.simNs === t, String(i * 1_000_000));
+    seen[i] = await hash();
+  }
+  await page.click('[data-testid="step-back"]');
+  await page.waitForFunction(() => document.querySelector('#lab').dataset.simNs === '5000000');
+  assert.equal(await hash(), seen[5], 'one step back is the state after five steps');
+  await page.keyboard.press('b');
+  await page.waitForFunction(() => document.querySelector('#lab').dataset.simNs === '4000000');
+  assert.equal(await hash(), seen[4]);
+  // Scrub to 2.5 ms: the same hash as the native run to that instant.
+  await page.$eval('[data-testid="scrub"]', (el) => { el.value = '2500'; el.dispatchEvent(new Event('change', { bubbles: true })); });
+  await page.waitForFunction(() => document.querySelector('#lab').dataset.simNs === '2500000');
+  assert.equal(await ns(), 2_500_000n);
+  const target = process.env.CARGO_TARGET_DIR ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'target');
+  const bin = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+  const native = JSON.parse(execFileSync(bin, ['run', '--preset', 'small-crash', '--until', '2500us', '--json']).toString());
+  assert.equal(await hash(), native.trace_hash, 'scrubbed back to the straight run\'s state');
+  // And forward again past where it was.
+  await page.click('[data-testid="step"]');
+  await page.waitForFunction(() => document.querySelector('#lab').dataset.simNs === '3500000');
   assert.deepEqual(errors, []);
 });

@@ -4,6 +4,7 @@
 //! Components read frames and call intents; they never touch the `Sim`.
 
 use crate::address::Opened;
+use crate::keyframes::Keyframes;
 use crate::state::{Action, LabState};
 use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
@@ -53,12 +54,18 @@ pub struct Lab {
     pub error: Option<String>,
     dispatch: UseReducerDispatcher<LabState>,
     sim: Rc<RefCell<Sim>>,
+    keyframes: Rc<RefCell<Keyframes>>,
+    /// The furthest virtual time this page has reached (the scrubber's end).
+    pub reached: Ns,
     publish: Rc<dyn Fn()>,
 }
 
 impl PartialEq for Lab {
     fn eq(&self, other: &Self) -> bool {
-        self.frame.generation == other.frame.generation && self.state == other.state && self.error == other.error
+        self.frame.generation == other.frame.generation
+            && self.state == other.state
+            && self.error == other.error
+            && self.reached == other.reached
     }
 }
 
@@ -93,7 +100,9 @@ impl Lab {
         let found = {
             let mut sim = self.sim.borrow_mut();
             let limit = (sim.now() + NS_PER_SEC).min(sim.scenario().duration.0);
-            sim.run_to_next(m, limit, STEP_TO_BUDGET)
+            let found = sim.run_to_next(m, limit, STEP_TO_BUDGET);
+            self.keyframes.borrow_mut().offer(&sim);
+            found
         };
         (self.publish)();
         found
@@ -104,8 +113,28 @@ impl Lab {
             let mut sim = self.sim.borrow_mut();
             let t = sim.now() + self.state.speed_ns;
             sim.run_until(t);
+            self.keyframes.borrow_mut().offer(&sim);
         }
         (self.publish)();
+    }
+    /// Goes to virtual time `t`, back or forward: the nearest snapshot, run forward.
+    pub fn seek(&self, t: Ns) {
+        let sim = self.keyframes.borrow().seek(t.max(self.keyframes.borrow().start()));
+        *self.sim.borrow_mut() = sim;
+        (self.publish)();
+    }
+    /// Goes back one speed step.
+    pub fn step_back(&self) {
+        let now = self.sim.borrow().now();
+        self.seek(now.saturating_sub(self.state.speed_ns));
+    }
+    /// Time-travel snapshots held.
+    pub fn keyframes(&self) -> usize {
+        self.keyframes.borrow().count()
+    }
+    /// The earliest time the scrubber reaches.
+    pub fn start(&self) -> Ns {
+        self.keyframes.borrow().start()
     }
 }
 
@@ -148,12 +177,14 @@ fn build(opened: &Opened) -> (Sim, Option<String>) {
 #[hook]
 pub fn use_lab(opened: Rc<Opened>) -> Lab {
     let state = use_reducer(LabState::default);
-    let built = use_mut_ref(|| None::<(Rc<RefCell<Sim>>, Option<String>)>);
-    let (sim, error) = built
+    type Built = (Rc<RefCell<Sim>>, Rc<RefCell<Keyframes>>, Option<String>);
+    let built = use_mut_ref(|| None::<Built>);
+    let (sim, keyframes, error) = built
         .borrow_mut()
         .get_or_insert_with(|| {
             let (sim, e) = build(&opened);
-            (Rc::new(RefCell::new(sim)), e)
+            let k = Keyframes::new(&sim);
+            (Rc::new(RefCell::new(sim)), Rc::new(RefCell::new(k)), e)
         })
         .clone();
     let frame = {
@@ -169,7 +200,7 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
         })
     };
     {
-        let (sim, publish) = (sim.clone(), publish.clone());
+        let (sim, publish, keyframes) = (sim.clone(), publish.clone(), keyframes.clone());
         use_effect_with((state.playing, state.speed_ns), move |&(playing, speed)| {
             let handle: Rc<RefCell<Option<AnimationFrame>>> = Rc::new(RefCell::new(None));
             let tick: Tick = Rc::new(RefCell::new(None));
@@ -180,6 +211,7 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
                         let mut sim = sim.borrow_mut();
                         let target = sim.now() + speed;
                         sim.run_until_budget(target, FRAME_EVENT_BUDGET);
+                        keyframes.borrow_mut().offer(&sim);
                     }
                     publish();
                     let t = t.clone();
@@ -203,5 +235,21 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
             }
         });
     }
-    Lab { frame: (*frame).clone(), state: Rc::new((*state).clone()), error, dispatch: state.dispatcher(), sim, publish }
+    let reached = use_mut_ref(|| 0);
+    let now = frame.view.now_ns;
+    let reached = {
+        let mut r = reached.borrow_mut();
+        *r = (*r).max(now);
+        *r
+    };
+    Lab {
+        frame: (*frame).clone(),
+        state: Rc::new((*state).clone()),
+        error,
+        dispatch: state.dispatcher(),
+        sim,
+        keyframes,
+        reached,
+        publish,
+    }
 }

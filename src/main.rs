@@ -4,6 +4,7 @@ mod address;
 mod components;
 mod driver;
 mod geometry;
+mod keyframes;
 mod keys;
 mod state;
 
@@ -75,7 +76,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                 <p class="error" data-testid="error" role="alert">{ e }</p>
             }
             <main id="lab" data-ready="true" data-sim-ns={v.now_ns.to_string()} data-events={frame.events.to_string()}
-                data-preset={opened.preset.clone()} data-generation={frame.generation.to_string()}
+                data-preset={opened.preset.clone()} data-generation={frame.generation.to_string()} data-keyframes={lab.keyframes().to_string()}
                 data-iclogs={v.iclogs.len().to_string()} data-trace-hash={frame.metrics.trace_hash.clone()}>
                 <section>
                     <div class="panel" style="margin-bottom:14px">

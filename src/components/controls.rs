@@ -17,6 +17,20 @@ pub fn controls() -> Html {
         let lab = lab.clone();
         Callback::from(move |_: MouseEvent| lab.step())
     };
+    let back = {
+        let lab = lab.clone();
+        Callback::from(move |_: MouseEvent| lab.step_back())
+    };
+    let on_scrub = {
+        let lab = lab.clone();
+        Callback::from(move |e: Event| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            if let Ok(us) = input.value().parse::<u64>() {
+                lab.seek(us * 1000);
+            }
+        })
+    };
+    let (start_us, reached_us) = (lab.start() / 1000, lab.reached.div_ceil(1000));
     let on_speed = {
         let lab = lab.clone();
         Callback::from(move |e: Event| {
@@ -40,6 +54,9 @@ pub fn controls() -> Html {
             <button data-testid="play" onclick={toggle} aria-pressed={playing.to_string()}>
                 { if playing { "Pause" } else { "Play" } }
             </button>
+            <button class="secondary" data-testid="step-back" onclick={back} title="go back one speed step (b)">
+                { "◀ Back" }
+            </button>
             <button class="secondary" data-testid="step" onclick={step} title="advance virtual time by one speed step">
                 { "Step" }
             </button>
@@ -49,6 +66,11 @@ pub fn controls() -> Html {
                 }) }
             </select>
             <span class="clock" data-testid="clock">{ format!("t = {:.3} ms", now as f64 / 1e6) }</span>
+        </div>
+        <div class="controls scrub">
+            <input type="range" data-testid="scrub" aria-label="virtual time (µs): drag to travel back and forth"
+                min={start_us.to_string()} max={reached_us.max(start_us + 1).to_string()} value={(now / 1000).to_string()}
+                onchange={on_scrub} />
         </div>
         <div class="controls step-to">
             <span class="muted">{ "Step to:" }</span>

@@ -1,6 +1,9 @@
-//! Sparse sector storage in 4 KiB pages: only written pages cost memory.
+//! Sparse sector storage in 4 KiB pages: only written pages cost memory, and a clone shares
+//! its pages until one side writes to them (copy on write), so keeping snapshots of a run
+//! (the lab's time travel) costs a page table, not a copy of the disk.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// `BBSIZE` as an index type: the unit every device offset is counted in.
 pub const SECTOR: usize = crate::units::BBSIZE as usize;
@@ -8,7 +11,7 @@ const PER_PAGE: u64 = 8;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Page {
-    data: Box<[u8; SECTOR * PER_PAGE as usize]>,
+    data: Arc<[u8; SECTOR * PER_PAGE as usize]>,
     /// Bit i: sector i of the page has been written.
     present: u8,
 }
@@ -31,9 +34,9 @@ impl SectorMap {
             let page = self
                 .pages
                 .entry(s / PER_PAGE)
-                .or_insert_with(|| Page { data: Box::new([0; SECTOR * PER_PAGE as usize]), present: 0 });
+                .or_insert_with(|| Page { data: Arc::new([0; SECTOR * PER_PAGE as usize]), present: 0 });
             let off = (s % PER_PAGE) as usize * SECTOR;
-            page.data[off..off + chunk.len()].copy_from_slice(chunk);
+            Arc::make_mut(&mut page.data)[off..off + chunk.len()].copy_from_slice(chunk);
             page.present |= 1 << (s % PER_PAGE);
         }
     }
@@ -85,5 +88,17 @@ mod tests {
         assert_eq!(m.sectors_in(0, 100).collect::<Vec<_>>(), vec![7, 8]);
         assert_eq!(m.sectors_in(8, 9).collect::<Vec<_>>(), vec![8]);
         assert_eq!(m.iter().count(), 2);
+    }
+
+    #[test]
+    fn a_clone_shares_pages_until_either_side_writes() {
+        let mut a = SectorMap::new();
+        a.write(10, &[1u8; 512]);
+        let mut b = a.clone();
+        b.write(10, &[2u8; 512]);
+        b.write(11, &[3u8; 512]);
+        assert_eq!(a.get(10).unwrap()[0], 1, "the original keeps its bytes");
+        assert!(a.get(11).is_none());
+        assert_eq!((b.get(10).unwrap()[0], b.get(11).unwrap()[0]), (2, 3));
     }
 }

@@ -85,4 +85,16 @@ impl Sim {
     pub fn finished(&self) -> bool {
         self.queue.peek().is_none_or(|Reverse((t, _, _))| *t > self.scenario.duration.0) || self.hung
     }
+
+    /// Roughly what a clone of this simulation holds that a clone does not share: items,
+    /// iclog buffers, cached writes and the history. Device pages are shared (copy on write).
+    /// The lab keeps its time-travel snapshots within a budget of this.
+    pub fn approx_clone_bytes(&self) -> u64 {
+        let items = self.items.len() as u64 * std::mem::size_of::<Item>() as u64;
+        let iclogs = self.log.iclogs().iter().map(|ic| ic.data.len() as u64).sum::<u64>();
+        let cache = self.devs.iter().map(|d| d.cached_bytes()).sum::<u64>();
+        let history = self.history.checkpoints.iter().map(|c| 64 + c.items.len() as u64 * 16).sum::<u64>()
+            + self.history.records.len() as u64 * 16;
+        items + iclogs + cache + history
+    }
 }

@@ -1,0 +1,101 @@
+//! Time travel: snapshots of the simulation (`Sim` is plain data and clones share device
+//! pages) taken as the run goes on, in bounded memory. Seeking restores the nearest earlier
+//! snapshot and runs forward, so it lands on the state a straight run reaches.
+
+use xlog::{Ns, Sim};
+
+/// Events between snapshots at first; thinning doubles it.
+const FIRST_EVERY: u64 = 20_000;
+/// At most this many snapshots, and about this much memory in them.
+const MAX_KEYFRAMES: usize = 32;
+const MAX_BYTES: u64 = 192 << 20;
+
+pub struct Keyframes {
+    frames: Vec<Sim>,
+    every: u64,
+}
+
+impl Keyframes {
+    /// Starts from the simulation as the page opened it.
+    pub fn new(first: &Sim) -> Keyframes {
+        Keyframes { frames: vec![first.clone()], every: FIRST_EVERY }
+    }
+
+    /// Takes a snapshot of `sim` if it has run `every` events past the last one.
+    pub fn offer(&mut self, sim: &Sim) {
+        let last = self.frames.last().map_or(0, |f| f.events());
+        if sim.events() < last + self.every {
+            return;
+        }
+        self.frames.push(sim.clone());
+        let bytes = |fs: &[Sim]| fs.iter().map(|f| f.approx_clone_bytes()).sum::<u64>();
+        while self.frames.len() > MAX_KEYFRAMES || (self.frames.len() > 2 && bytes(&self.frames) > MAX_BYTES) {
+            // Keep the first and every other one after it: snapshots thin out evenly.
+            let mut i = 0;
+            self.frames.retain(|_| {
+                i += 1;
+                i == 1 || i % 2 == 0
+            });
+            self.every *= 2;
+        }
+    }
+
+    /// The simulation at virtual time `t` (not before the first snapshot): the latest snapshot
+    /// at or before it, run forward to `t`.
+    pub fn seek(&self, t: Ns) -> Sim {
+        let i = self.frames.partition_point(|f| f.now() <= t).saturating_sub(1);
+        let mut sim = self.frames[i].clone();
+        sim.run_until(t);
+        sim
+    }
+
+    /// The earliest time a seek can reach.
+    pub fn start(&self) -> Ns {
+        self.frames[0].now()
+    }
+
+    /// Snapshots held (for tests and the page's data attributes).
+    pub fn count(&self) -> usize {
+        self.frames.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xlog::{find_preset, NS_PER_MS};
+
+    #[test]
+    fn seeking_back_lands_on_the_straight_run() {
+        let s = find_preset("small-crash").unwrap();
+        let mut sim = Sim::new(&s).unwrap();
+        let mut k = Keyframes::new(&sim);
+        k.every = 200;
+        for ms in 1..=40 {
+            sim.run_until(ms * NS_PER_MS);
+            k.offer(&sim);
+        }
+        assert!(k.count() > 1, "snapshots were taken");
+        for t in [0, 3 * NS_PER_MS + 17, 25 * NS_PER_MS, 40 * NS_PER_MS] {
+            let back = k.seek(t);
+            let mut straight = Sim::new(&s).unwrap();
+            straight.run_until(t);
+            assert_eq!((back.now(), back.events(), back.trace_hash()), (t, straight.events(), straight.trace_hash()));
+        }
+    }
+
+    #[test]
+    fn snapshots_stay_bounded_by_thinning() {
+        let s = find_preset("small-crash").unwrap();
+        let mut sim = Sim::new(&s).unwrap();
+        let mut k = Keyframes::new(&sim);
+        k.every = 50;
+        for ms in 1..=200 {
+            sim.run_until(ms * NS_PER_MS);
+            k.offer(&sim);
+        }
+        assert!(k.count() <= MAX_KEYFRAMES);
+        assert!(k.every > 50, "the interval grew as snapshots thinned");
+        assert!(k.frames.windows(2).all(|w| w[0].now() <= w[1].now()));
+    }
+}
