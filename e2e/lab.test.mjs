@@ -211,3 +211,20 @@ test('step back and the scrubber land on the same state as a straight run', asyn
   await page.waitForFunction(() => document.querySelector('#lab').dataset.simNs === '3500000');
   assert.deepEqual(errors, []);
 });
+
+test('a watchpoint pauses the run on the event that makes it true', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=cil-throttle-32mb');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.selectOption('[data-testid="watch-kind"]', 'throttle');
+  await page.fill('[data-testid="watch-number"]', '2');
+  await page.press('[data-testid="watch-number"]', 'Tab');
+  await page.click('[data-testid="watch-add"]');
+  await page.selectOption('[data-testid="speed"]', { label: '10 ms / frame' });
+  await page.click('[data-testid="play"]');
+  await page.waitForSelector('[data-testid="watch-hit"]', { timeout: 30000 });
+  assert.match(await page.textContent('[data-testid="watch-hit"]'), /throttle queue depth 3 > 2/);
+  assert.equal(await page.getAttribute('[data-testid="play"]', 'aria-pressed'), 'false', 'paused');
+  assert.equal(await page.textContent('[data-key="throttle-depth"]'), '3', 'stopped on the third sleeper');
+  assert.deepEqual(errors, []);
+});

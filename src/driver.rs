@@ -10,7 +10,8 @@ use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
 use xlog::{
-    CilView, DevicePanel, IoSpan, LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, View, NS_PER_MS, NS_PER_SEC,
+    CilView, DevicePanel, IoSpan, LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, View, Watch, NS_PER_MS,
+    NS_PER_SEC,
 };
 use yew::prelude::*;
 
@@ -87,6 +88,12 @@ impl Lab {
     }
     pub fn slower(&self) {
         self.dispatch.dispatch(Action::Slower);
+    }
+    pub fn add_watch(&self, w: Watch) {
+        self.dispatch.dispatch(Action::AddWatch(w));
+    }
+    pub fn remove_watch(&self, i: usize) {
+        self.dispatch.dispatch(Action::RemoveWatch(i));
     }
     pub fn select(&self, task: u32) {
         self.dispatch.dispatch(Action::Select(task));
@@ -200,8 +207,9 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
         })
     };
     {
-        let (sim, publish, keyframes) = (sim.clone(), publish.clone(), keyframes.clone());
-        use_effect_with((state.playing, state.speed_ns), move |&(playing, speed)| {
+        let (sim, publish, keyframes, dispatch) = (sim.clone(), publish.clone(), keyframes.clone(), state.dispatcher());
+        use_effect_with((state.playing, state.speed_ns, state.watches.clone()), move |(playing, speed, watches)| {
+            let (playing, speed, watches) = (*playing, *speed, watches.clone());
             let handle: Rc<RefCell<Option<AnimationFrame>>> = Rc::new(RefCell::new(None));
             let tick: Tick = Rc::new(RefCell::new(None));
             if playing {
@@ -210,8 +218,15 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
                     {
                         let mut sim = sim.borrow_mut();
                         let target = sim.now() + speed;
-                        sim.run_until_budget(target, FRAME_EVENT_BUDGET);
+                        let (_, hit) = sim.run_until_watched(target, FRAME_EVENT_BUDGET, &watches);
                         keyframes.borrow_mut().offer(&sim);
+                        if let Some((_, what)) = hit {
+                            let at = sim.now();
+                            dispatch.dispatch(Action::WatchHit(format!(
+                                "watchpoint at t = {:.6} ms: {what}",
+                                at as f64 / 1e6
+                            )));
+                        }
                     }
                     publish();
                     let t = t.clone();

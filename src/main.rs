@@ -11,7 +11,7 @@ mod state;
 use address::Opened;
 use components::{
     cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker, ring::IclogRing,
-    settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline,
+    settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches,
 };
 use driver::{use_lab, Lab};
 use std::rc::Rc;
@@ -85,6 +85,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     </div>
                     <div class="panel" style="margin-bottom:14px">
                         <Controls />
+                        <Watches />
                         <p class="keys">{ "Keys: " }{ for keys::SHORTCUTS.iter().map(|(k, what)| html! { <span><kbd>{ *k }</kbd>{ format!(" {what}") }</span> }) }</p>
                     </div>
                     <IclogRing view={v.clone()} />

@@ -2,7 +2,7 @@
 //! change it only by dispatching an `Action`.
 
 use std::rc::Rc;
-use xlog::{Ns, NS_PER_MS, NS_PER_US};
+use xlog::{Ns, Watch, NS_PER_MS, NS_PER_US};
 use yew::Reducible;
 
 /// Virtual time per animation frame, on a log scale (the speed menu).
@@ -25,15 +25,18 @@ pub struct LabState {
     pub speed_ns: Ns,
     /// The writer task whose wait the tasks panel explains.
     pub selected: Option<u32>,
+    /// Conditions that pause the run when they become true, and what the last one found.
+    pub watches: Vec<Watch>,
+    pub hit: Option<String>,
 }
 
 impl Default for LabState {
     fn default() -> Self {
-        LabState { playing: false, speed_ns: DEFAULT_SPEED, selected: None }
+        LabState { playing: false, speed_ns: DEFAULT_SPEED, selected: None, watches: Vec::new(), hit: None }
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     Play,
     Pause,
@@ -46,21 +49,42 @@ pub enum Action {
     Slower,
     /// Selects a task (again: deselects it).
     Select(u32),
+    AddWatch(Watch),
+    RemoveWatch(usize),
+    /// A watch fired: pause and say what it found.
+    WatchHit(String),
 }
 
 impl LabState {
     pub fn apply(&self, a: Action) -> LabState {
+        let a = a.clone();
         let mut s = self.clone();
         let at = SPEEDS.iter().position(|&(ns, _)| ns == s.speed_ns).unwrap_or(1);
         match a {
-            Action::Play => s.playing = true,
+            Action::Play => {
+                s.playing = true;
+                s.hit = None;
+            }
             Action::Pause => s.playing = false,
-            Action::Toggle => s.playing = !s.playing,
+            Action::Toggle => {
+                s.playing = !s.playing;
+                s.hit = None;
+            }
             Action::SetSpeed(ns) if SPEEDS.iter().any(|&(v, _)| v == ns) => s.speed_ns = ns,
             Action::SetSpeed(_) => {}
             Action::Faster => s.speed_ns = SPEEDS[(at + 1).min(SPEEDS.len() - 1)].0,
             Action::Slower => s.speed_ns = SPEEDS[at.saturating_sub(1)].0,
             Action::Select(t) => s.selected = if s.selected == Some(t) { None } else { Some(t) },
+            Action::AddWatch(w) if !s.watches.contains(&w) => s.watches.push(w),
+            Action::AddWatch(_) => {}
+            Action::RemoveWatch(i) if i < s.watches.len() => {
+                s.watches.remove(i);
+            }
+            Action::RemoveWatch(_) => {}
+            Action::WatchHit(what) => {
+                s.playing = false;
+                s.hit = Some(what);
+            }
         }
         s
     }
@@ -97,6 +121,17 @@ mod tests {
         assert_eq!(s.selected, Some(3));
         assert_eq!(s.apply(Action::Select(4)).selected, Some(4));
         assert_eq!(s.apply(Action::Select(3)).selected, None);
+    }
+
+    #[test]
+    fn a_watch_hit_pauses_and_play_clears_it() {
+        let s = LabState::default().apply(Action::AddWatch(Watch::FirstFlush)).apply(Action::Play);
+        assert_eq!(s.apply(Action::AddWatch(Watch::FirstFlush)).watches.len(), 1, "no duplicates");
+        let hit = s.apply(Action::WatchHit("first flush".into()));
+        assert!(!hit.playing && hit.hit.as_deref() == Some("first flush"));
+        assert_eq!(hit.apply(Action::Play).hit, None);
+        assert!(hit.apply(Action::RemoveWatch(0)).watches.is_empty());
+        assert_eq!(hit.apply(Action::RemoveWatch(9)).watches.len(), 1);
     }
 
     #[test]

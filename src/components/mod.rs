@@ -9,3 +9,4 @@ pub mod settings;
 pub mod stats;
 pub mod tasks;
 pub mod timeline;
+pub mod watches;

@@ -20,6 +20,7 @@ pub mod tasks;
 mod timeline;
 mod tracing;
 mod view;
+mod watch;
 mod why;
 mod workload;
 mod writer;
@@ -52,6 +53,7 @@ pub use view::{
     AilView, CheckpointPanel, CilView, CommittingPanel, DevicePanel, GrantHeadPanel, IclogPanel, IclogView, IclogsView,
     LogSpaceView, RequestPanel, TasksView, View, VIEW_LIST_MAX,
 };
+pub use watch::Watch;
 pub use workload::Item;
 pub use writer::WriterState;
 
