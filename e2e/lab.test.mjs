@@ -228,3 +228,24 @@ test('a watchpoint pauses the run on the event that makes it true', async () => 
   assert.equal(await page.textContent('[data-key="throttle-depth"]'), '3', 'stopped on the third sleeper');
   assert.deepEqual(errors, []);
 });
+
+test('a live region narrates state changes when stepping, and the lab works at 390 px', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=small-crash');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.locator('body').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('f');
+  await page.waitForFunction(() => /iclog \d+ → SYNCING, FLUSH\|FUA/.test(document.querySelector('[data-testid="narration"]').textContent));
+  assert.equal(await page.getAttribute('[data-testid="narration"]', 'aria-live'), 'polite');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(server.url + '?preset=small-crash');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no sideways scrolling at 390 px (${overflow} px too wide)`);
+  const t0 = await simNs(page);
+  await page.click('[data-testid="step"]');
+  await page.waitForFunction((t) => document.querySelector('#lab').dataset.simNs !== t, t0.toString());
+  await page.screenshot({ path: path.join(ARTIFACTS, 'narrow.png'), fullPage: false });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  assert.deepEqual(errors, []);
+});

@@ -40,6 +40,8 @@ pub struct Frame {
     pub devices: Rc<Vec<DevicePanel>>,
     /// Requests of the last `TIMELINE_NS` (at most `TIMELINE_MAX`), for the flush timeline.
     pub timeline: Rc<Vec<IoSpan>>,
+    /// What changed since the frame before, for the live region.
+    pub narration: Rc<Vec<String>>,
     /// Events processed so far.
     pub events: u64,
     /// Bumped on every publish: panels compare it to skip work on unchanged frames.
@@ -145,9 +147,12 @@ impl Lab {
     }
 }
 
-fn frame_of(sim: &Sim, generation: u64) -> Frame {
+fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>) -> Frame {
+    let view = sim.view();
+    let narration = prev.map(|p| crate::narrate::narrate(p, &view)).unwrap_or_default();
     Frame {
-        view: Rc::new(sim.view()),
+        narration: Rc::new(narration),
+        view: Rc::new(view),
         metrics: Rc::new(sim.metrics()),
         cil: Rc::new(sim.cil_view()),
         space: Rc::new(sim.log_space_view()),
@@ -196,14 +201,15 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
         .clone();
     let frame = {
         let sim = sim.clone();
-        use_state(move || Rc::new(frame_of(&sim.borrow(), 0)))
+        use_state(move || Rc::new(frame_of(&sim.borrow(), 0, None)))
     };
     let publish: Rc<dyn Fn()> = {
         let (sim, frame) = (sim.clone(), frame.clone());
         let generation = use_mut_ref(|| 0u64);
         Rc::new(move || {
             *generation.borrow_mut() += 1;
-            frame.set(Rc::new(frame_of(&sim.borrow(), *generation.borrow())));
+            let prev = frame.view.clone();
+            frame.set(Rc::new(frame_of(&sim.borrow(), *generation.borrow(), Some(&prev))));
         })
     };
     {

@@ -6,6 +6,7 @@ mod driver;
 mod geometry;
 mod keyframes;
 mod keys;
+mod narrate;
 mod state;
 
 use address::Opened;
@@ -75,6 +76,9 @@ fn lab_page(p: &LabPageProps) -> Html {
             if let Some(e) = opened.error.as_ref().or(lab.error.as_ref()) {
                 <p class="error" data-testid="error" role="alert">{ e }</p>
             }
+            <div class="sr-live" aria-live="polite" data-testid="narration">
+                { if lab.state.playing && lab.state.speed_ns > 100 * xlog::NS_PER_US { String::new() } else { frame.narration.join("; ") } }
+            </div>
             <main id="lab" data-ready="true" data-sim-ns={v.now_ns.to_string()} data-events={frame.events.to_string()}
                 data-preset={opened.preset.clone()} data-generation={frame.generation.to_string()} data-keyframes={lab.keyframes().to_string()}
                 data-iclogs={v.iclogs.len().to_string()} data-trace-hash={frame.metrics.trace_hash.clone()}>
