@@ -105,6 +105,8 @@ test('frames are drawn per animation frame with an event budget (frame times rep
   const sorted = [...stats.gaps.slice(5)].sort((a, b) => a - b);
   const p50 = sorted[Math.floor(sorted.length * 0.5)], p95 = sorted[Math.floor(sorted.length * 0.95)];
   console.log(`frame interval with 200 writers at 1 ms/frame: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms over ${sorted.length} frames`);
+  const scriptP95 = await page.getAttribute('#lab', 'data-frame-ms-p95');
+  console.log(`model step + frame build per animation frame, 200 writers at 1 ms/frame: p95 ${scriptP95} ms (the 8 ms goal includes rendering, not measured here)`);
   const advanced = stats.gens[stats.gens.length - 1] - stats.gens[0];
   assert.ok(advanced > 100, `the lab published a frame on most animation frames (${advanced} of 180)`);
 });
@@ -117,6 +119,8 @@ test('the CIL, log space and device panels show the throttle at work', async () 
   assert.match(await cil.textContent(), /struct xfs_cil/);
   assert.ok(Number(await page.textContent('[data-key="throttle-depth"]')) > 0, 'writers wait on xc_push_wait at 150 ms');
   assert.match(await page.textContent('[data-testid="devices"]'), /PREFLUSH\|FUA/);
+  assert.match(await page.textContent('[data-testid="ail"]'), /struct xfs_ail/);
+  assert.match(await page.textContent('[data-key="ail-tail"]'), /^\d+:\d+$/, 'the AIL holds the tail');
   assert.match(await page.locator('[data-testid="logbar"]').locator('..').textContent(), /reserve grant head: cycle 1/);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, 'panels.png'), fullPage: true });

@@ -10,10 +10,36 @@ use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
 use xlog::{
-    CilView, DevicePanel, IoSpan, LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, View, Watch, NS_PER_MS,
+    AilView, CilView, DevicePanel, IoSpan, LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, View, Watch, NS_PER_MS,
     NS_PER_SEC,
 };
 use yew::prelude::*;
+
+/// Milliseconds of script the last frames' model steps and frame builds took (a ring).
+#[derive(Default)]
+pub struct FrameTimes {
+    ms: std::collections::VecDeque<f64>,
+}
+
+impl FrameTimes {
+    const KEEP: usize = 240;
+    fn push(&mut self, ms: f64) {
+        if self.ms.len() == Self::KEEP {
+            self.ms.pop_front();
+        }
+        self.ms.push_back(ms);
+    }
+    /// The 95th percentile of the kept frames, if any.
+    pub fn p95(&self) -> Option<f64> {
+        let mut v: Vec<f64> = self.ms.iter().copied().collect();
+        v.sort_by(f64::total_cmp);
+        v.get((v.len() * 95 / 100).min(v.len().saturating_sub(1))).copied()
+    }
+}
+
+fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+}
 
 /// The frame loop's next tick: set while playing, taken to stop.
 type Tick = Rc<RefCell<Option<Box<dyn Fn()>>>>;
@@ -36,6 +62,7 @@ pub struct Frame {
     pub metrics: Rc<Metrics>,
     /// The subsystem views the panels draw.
     pub cil: Rc<CilView>,
+    pub ail: Rc<AilView>,
     pub space: Rc<LogSpaceView>,
     pub devices: Rc<Vec<DevicePanel>>,
     /// Requests of the last `TIMELINE_NS` (at most `TIMELINE_MAX`), for the flush timeline.
@@ -60,6 +87,7 @@ pub struct Lab {
     keyframes: Rc<RefCell<Keyframes>>,
     /// The furthest virtual time this page has reached (the scrubber's end).
     pub reached: Ns,
+    pub frame_times: Rc<RefCell<FrameTimes>>,
     publish: Rc<dyn Fn()>,
 }
 
@@ -155,6 +183,7 @@ fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>) -> Frame {
         view: Rc::new(view),
         metrics: Rc::new(sim.metrics()),
         cil: Rc::new(sim.cil_view()),
+        ail: Rc::new(sim.ail_view()),
         space: Rc::new(sim.log_space_view()),
         devices: Rc::new(sim.devices_view()),
         timeline: Rc::new({
@@ -189,6 +218,7 @@ fn build(opened: &Opened) -> (Sim, Option<String>) {
 #[hook]
 pub fn use_lab(opened: Rc<Opened>) -> Lab {
     let state = use_reducer(LabState::default);
+    let frame_times = use_mut_ref(FrameTimes::default);
     type Built = (Rc<RefCell<Sim>>, Rc<RefCell<Keyframes>>, Option<String>);
     let built = use_mut_ref(|| None::<Built>);
     let (sim, keyframes, error) = built
@@ -214,6 +244,7 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
     };
     {
         let (sim, publish, keyframes, dispatch) = (sim.clone(), publish.clone(), keyframes.clone(), state.dispatcher());
+        let times = frame_times.clone();
         use_effect_with((state.playing, state.speed_ns, state.watches.clone()), move |(playing, speed, watches)| {
             let (playing, speed, watches) = (*playing, *speed, watches.clone());
             let handle: Rc<RefCell<Option<AnimationFrame>>> = Rc::new(RefCell::new(None));
@@ -221,6 +252,7 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
             if playing {
                 let (h, t) = (handle.clone(), tick.clone());
                 *tick.borrow_mut() = Some(Box::new(move || {
+                    let started = now_ms();
                     {
                         let mut sim = sim.borrow_mut();
                         let target = sim.now() + speed;
@@ -235,6 +267,7 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
                         }
                     }
                     publish();
+                    times.borrow_mut().push(now_ms() - started);
                     let t = t.clone();
                     *h.borrow_mut() = Some(request_animation_frame(move |_| {
                         if let Some(f) = t.borrow().as_ref() {
@@ -271,6 +304,7 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
         sim,
         keyframes,
         reached,
+        frame_times,
         publish,
     }
 }

@@ -11,8 +11,8 @@ mod state;
 
 use address::Opened;
 use components::{
-    cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker, ring::IclogRing,
-    settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches,
+    ail::AilPanel, cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker,
+    ring::IclogRing, settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches,
 };
 use driver::{use_lab, Lab};
 use std::rc::Rc;
@@ -81,6 +81,7 @@ fn lab_page(p: &LabPageProps) -> Html {
             </div>
             <main id="lab" data-ready="true" data-sim-ns={v.now_ns.to_string()} data-events={frame.events.to_string()}
                 data-preset={opened.preset.clone()} data-generation={frame.generation.to_string()} data-keyframes={lab.keyframes().to_string()}
+                data-frame-ms-p95={lab.frame_times.borrow().p95().map_or(String::new(), |v| format!("{v:.2}"))}
                 data-iclogs={v.iclogs.len().to_string()} data-trace-hash={frame.metrics.trace_hash.clone()}>
                 <section>
                     <div class="panel" style="margin-bottom:14px">
@@ -102,6 +103,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                         lanes={frame.devices.iter().map(|d| format!("{} device ({})", d.role, d.profile)).collect::<Vec<_>>()} />
                     <Stats view={v.clone()} metrics={frame.metrics.clone()} />
                     <CilPanel cil={frame.cil.clone()} />
+                    <AilPanel ail={frame.ail.clone()} />
                     <TasksPanel view={v.clone()} />
                 </section>
             </main>

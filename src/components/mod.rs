@@ -1,4 +1,5 @@
 //! The lab's components: each takes data and callbacks, never the simulation.
+pub mod ail;
 pub mod cil;
 pub mod controls;
 pub mod devices;
