@@ -108,3 +108,31 @@ test('the picker and the settings editor change the scenario and the address fol
   await page.waitForSelector('#lab[data-ready="true"]');
   assert.match(await page.textContent('header .sub'), /preset series-v1-external-log: .*16 MiB log/);
 });
+
+test('the page runs under its Content-Security-Policy: nothing of its own is refused, injected script is', async () => {
+  const { page, errors } = browser;
+  await page.addInitScript(() => {
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  const { lab } = await open('?preset=fsmark-create&at=44500us');
+  assert.equal(lab.preset, 'fsmark-create', 'the wasm app started under the policy');
+  const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+  assert.match(csp, /script-src 'self' 'sha256-[A-Za-z0-9+/=]+' 'wasm-unsafe-eval'/);
+  assert.doesNotMatch(csp, /unsafe-eval'(?<!wasm-unsafe-eval')|script-src[^;]*unsafe-inline/);
+  await page.click('[data-testid="play"]');
+  await page.waitForTimeout(300);
+  await page.click('[data-testid="play"]');
+  // An inline script injected now is refused.
+  const ran = await page.evaluate(() => {
+    const s = document.createElement('script');
+    s.textContent = 'window.__injected = 1';
+    document.body.appendChild(s);
+    return window.__injected;
+  });
+  assert.equal(ran, undefined, 'the policy blocks inline script');
+  const violations = await page.evaluate(() => window.__cspViolations);
+  assert.ok(violations.length === 1 && violations[0].startsWith('script-src'), `only the injected script was refused: ${violations}`);
+  assert.ok(errors.every((e) => /Content Security Policy/.test(e)), `no other errors: ${errors}`);
+  errors.length = 0;
+});
