@@ -253,3 +253,23 @@ test('a live region narrates state changes when stepping, and the lab works at 3
   await page.setViewportSize({ width: 1280, height: 800 });
   assert.deepEqual(errors, []);
 });
+
+test('what if: branching to the legacy flush policy mid-run changes what the timeline shows', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=fsmark-create&at=30ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.selectOption('[data-testid="whatif-key"]', 'flush');
+  await page.fill('[data-testid="whatif-value"]', 'legacy');
+  await page.press('[data-testid="whatif-value"]', 'Tab');
+  await page.click('[data-testid="whatif-go"]');
+  assert.match(await page.textContent('[data-testid="whatif-branches"]'), /flush=legacy from t = 30\.000 ms/);
+  await page.click('[data-testid="step-to-flush"]');
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="timeline"]').dataset.preflush) > 0);
+  // A knob fixed at build time is refused with the reason.
+  await page.selectOption('[data-testid="whatif-key"]', 'throttle');
+  await page.fill('[data-testid="whatif-value"]', 'sometimes');
+  await page.press('[data-testid="whatif-value"]', 'Tab');
+  await page.click('[data-testid="whatif-go"]');
+  assert.match(await page.textContent('[data-testid="whatif"] .field-error'), /throttle: 'sometimes' is not allowed/);
+  assert.deepEqual(errors, []);
+});

@@ -125,6 +125,17 @@ impl Lab {
     pub fn remove_watch(&self, i: usize) {
         self.dispatch.dispatch(Action::RemoveWatch(i));
     }
+    /// Continues the run from now with `key=value` (a what-if branch). Snapshots before the
+    /// branch belong to the other run, so time travel starts again here.
+    pub fn branch(&self, key: &str, value: &str) -> Result<(), String> {
+        let next = self.sim.borrow().branch(key, value)?;
+        let at = next.now();
+        *self.keyframes.borrow_mut() = Keyframes::new(&next);
+        *self.sim.borrow_mut() = next;
+        self.dispatch.dispatch(Action::Branched(format!("{key}={value} from t = {:.3} ms", at as f64 / 1e6)));
+        (self.publish)();
+        Ok(())
+    }
     pub fn select(&self, task: u32) {
         self.dispatch.dispatch(Action::Select(task));
     }

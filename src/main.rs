@@ -13,6 +13,7 @@ use address::Opened;
 use components::{
     ail::AilPanel, cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker,
     ring::IclogRing, settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches,
+    whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use std::rc::Rc;
@@ -91,6 +92,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     <div class="panel" style="margin-bottom:14px">
                         <Controls />
                         <Watches />
+                        <WhatIf />
                         <p class="keys">{ "Keys: " }{ for keys::SHORTCUTS.iter().map(|(k, what)| html! { <span><kbd>{ *k }</kbd>{ format!(" {what}") }</span> }) }</p>
                     </div>
                     <IclogRing view={v.clone()} />

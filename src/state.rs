@@ -28,11 +28,20 @@ pub struct LabState {
     /// Conditions that pause the run when they become true, and what the last one found.
     pub watches: Vec<Watch>,
     pub hit: Option<String>,
+    /// What-if branches taken on this page, oldest first.
+    pub branches: Vec<String>,
 }
 
 impl Default for LabState {
     fn default() -> Self {
-        LabState { playing: false, speed_ns: DEFAULT_SPEED, selected: None, watches: Vec::new(), hit: None }
+        LabState {
+            playing: false,
+            speed_ns: DEFAULT_SPEED,
+            selected: None,
+            watches: Vec::new(),
+            hit: None,
+            branches: Vec::new(),
+        }
     }
 }
 
@@ -53,6 +62,8 @@ pub enum Action {
     RemoveWatch(usize),
     /// A watch fired: pause and say what it found.
     WatchHit(String),
+    /// The run was branched ("what if"): remember what changed, and when.
+    Branched(String),
 }
 
 impl LabState {
@@ -81,6 +92,7 @@ impl LabState {
                 s.watches.remove(i);
             }
             Action::RemoveWatch(_) => {}
+            Action::Branched(what) => s.branches.push(what),
             Action::WatchHit(what) => {
                 s.playing = false;
                 s.hit = Some(what);

@@ -11,3 +11,4 @@ pub mod stats;
 pub mod tasks;
 pub mod timeline;
 pub mod watches;
+pub mod whatif;

@@ -7,6 +7,7 @@
 //! Simplifications are marked `Model:`.
 
 mod aild;
+mod branch;
 mod history;
 mod liveness;
 mod logio;
@@ -45,6 +46,7 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+pub use branch::BRANCH_KEYS;
 pub use history::{CheckpointRecord, History};
 pub use milestone::Milestone;
 pub use push::PushState;
