@@ -273,3 +273,27 @@ test('what if: branching to the legacy flush policy mid-run changes what the tim
   assert.match(await page.textContent('[data-testid="whatif"] .field-error'), /throttle: 'sometimes' is not allowed/);
   assert.deepEqual(errors, []);
 });
+
+test('plots draw a metric over the run so far and switch metrics', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=cil-throttle-32mb');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.selectOption('[data-testid="speed"]', { label: '1 ms / frame' });
+  await page.click('[data-testid="play"]');
+  await page.waitForFunction(() => BigInt(document.querySelector('#lab').dataset.simNs) > 120_000_000n, null, { timeout: 30000 });
+  await page.click('[data-testid="play"]');
+  await page.selectOption('[data-testid="plot-metric"]', { label: 'throttle depth' });
+  await page.waitForFunction(() => /tasks on xc_push_wait/.test(document.querySelector('[data-testid="plot-about"]').textContent));
+  // The line was drawn: the canvas has pixels in the plot's teal.
+  const teal = await page.$eval('[data-testid="plots"] canvas', (c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    // Anti-aliased teal: clearly more green than red (the grid is grey, the text black).
+    for (let i = 0; i < d.length; i += 4) if (d[i + 1] > d[i] + 40 && d[i + 1] > 90) n++;
+    return n;
+  });
+  assert.ok(teal > 50, `the series is drawn (${teal} pixels)`);
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.locator('[data-testid="plots"]').screenshot({ path: path.join(ARTIFACTS, 'plots.png') });
+  assert.deepEqual(errors, []);
+});

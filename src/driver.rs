@@ -5,6 +5,7 @@
 
 use crate::address::Opened;
 use crate::keyframes::Keyframes;
+use crate::series::{Series, PLOTS};
 use crate::state::{Action, LabState};
 use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
@@ -67,6 +68,8 @@ pub struct Frame {
     pub devices: Rc<Vec<DevicePanel>>,
     /// Requests of the last `TIMELINE_NS` (at most `TIMELINE_MAX`), for the flush timeline.
     pub timeline: Rc<Vec<IoSpan>>,
+    /// The plots' series, one (ms, value) list per plot.
+    pub plots: Rc<Vec<Vec<(f64, f64)>>>,
     /// What changed since the frame before, for the live region.
     pub narration: Rc<Vec<String>>,
     /// Events processed so far.
@@ -186,13 +189,20 @@ impl Lab {
     }
 }
 
-fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>) -> Frame {
+fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>, series: &RefCell<Series>) -> Frame {
     let view = sim.view();
+    let metrics = sim.metrics();
+    series.borrow_mut().push(&view, &metrics);
+    let plots = {
+        let s = series.borrow();
+        (0..PLOTS.len()).map(|k| s.points(k)).collect()
+    };
     let narration = prev.map(|p| crate::narrate::narrate(p, &view)).unwrap_or_default();
     Frame {
         narration: Rc::new(narration),
         view: Rc::new(view),
-        metrics: Rc::new(sim.metrics()),
+        metrics: Rc::new(metrics),
+        plots: Rc::new(plots),
         cil: Rc::new(sim.cil_view()),
         ail: Rc::new(sim.ail_view()),
         space: Rc::new(sim.log_space_view()),
@@ -230,6 +240,7 @@ fn build(opened: &Opened) -> (Sim, Option<String>) {
 pub fn use_lab(opened: Rc<Opened>) -> Lab {
     let state = use_reducer(LabState::default);
     let frame_times = use_mut_ref(FrameTimes::default);
+    let series = use_mut_ref(Series::default);
     type Built = (Rc<RefCell<Sim>>, Rc<RefCell<Keyframes>>, Option<String>);
     let built = use_mut_ref(|| None::<Built>);
     let (sim, keyframes, error) = built
@@ -242,15 +253,16 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
         .clone();
     let frame = {
         let sim = sim.clone();
-        use_state(move || Rc::new(frame_of(&sim.borrow(), 0, None)))
+        let series = series.clone();
+        use_state(move || Rc::new(frame_of(&sim.borrow(), 0, None, &series)))
     };
     let publish: Rc<dyn Fn()> = {
-        let (sim, frame) = (sim.clone(), frame.clone());
+        let (sim, frame, series) = (sim.clone(), frame.clone(), series.clone());
         let generation = use_mut_ref(|| 0u64);
         Rc::new(move || {
             *generation.borrow_mut() += 1;
             let prev = frame.view.clone();
-            frame.set(Rc::new(frame_of(&sim.borrow(), *generation.borrow(), Some(&prev))));
+            frame.set(Rc::new(frame_of(&sim.borrow(), *generation.borrow(), Some(&prev), &series)));
         })
     };
     {

@@ -7,13 +7,14 @@ mod geometry;
 mod keyframes;
 mod keys;
 mod narrate;
+mod series;
 mod state;
 
 use address::Opened;
 use components::{
     ail::AilPanel, cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker,
-    ring::IclogRing, settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches,
-    whatif::WhatIf,
+    plots::Plots, ring::IclogRing, settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline,
+    watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use std::rc::Rc;
@@ -103,6 +104,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     <Timeline spans={frame.timeline.clone()} now={v.now_ns}
                         window={(lab.state.speed_ns * 120).clamp(2 * xlog::NS_PER_MS, driver::TIMELINE_NS)}
                         lanes={frame.devices.iter().map(|d| format!("{} device ({})", d.role, d.profile)).collect::<Vec<_>>()} />
+                    <Plots series={frame.plots.clone()} />
                     <Stats view={v.clone()} metrics={frame.metrics.clone()} />
                     <CilPanel cil={frame.cil.clone()} />
                     <AilPanel ail={frame.ail.clone()} />

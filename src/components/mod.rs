@@ -5,6 +5,7 @@ pub mod controls;
 pub mod devices;
 pub mod logbar;
 pub mod picker;
+pub mod plots;
 pub mod ring;
 pub mod settings;
 pub mod stats;
