@@ -121,6 +121,12 @@ test('the CIL, log space and device panels show the throttle at work', async () 
   assert.match(await page.textContent('[data-testid="devices"]'), /PREFLUSH\|FUA/);
   assert.match(await page.textContent('[data-testid="ail"]'), /struct xfs_ail/);
   assert.match(await page.textContent('[data-key="ail-tail"]'), /^\d+:\d+$/, 'the AIL holds the tail');
+  assert.match(await page.textContent('[data-testid="noiclogs"]'), /\d+ waiting for a free iclog \(noiclogs\)/);
+  // Upstream fsyncs: forced iclogs carry FLUSH|FUA and name the checkpoints they commit.
+  await page.goto(server.url + '?preset=fsync-heavy&at=3ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const marks = await page.locator('[data-testid="iclog-marks"]').allTextContents();
+  assert.ok(marks.some((m) => /^FLUSH FUA commits \d+(,\d+)*$/.test(m)), marks.join(' / '));
   assert.match(await page.locator('[data-testid="logbar"]').locator('..').textContent(), /reserve grant head: cycle 1/);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, 'panels.png'), fullPage: true });

@@ -11,8 +11,8 @@ use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
 use xlog::{
-    AilView, CilView, DevicePanel, IoSpan, LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, View, Watch, NS_PER_MS,
-    NS_PER_SEC,
+    AilView, CilView, DevicePanel, IclogsView, IoSpan, LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, View,
+    Watch, NS_PER_MS, NS_PER_SEC,
 };
 use yew::prelude::*;
 
@@ -63,6 +63,7 @@ pub struct Frame {
     pub metrics: Rc<Metrics>,
     /// The subsystem views the panels draw.
     pub cil: Rc<CilView>,
+    pub iclogs: Rc<IclogsView>,
     pub ail: Rc<AilView>,
     pub space: Rc<LogSpaceView>,
     pub devices: Rc<Vec<DevicePanel>>,
@@ -204,6 +205,7 @@ fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>, series: &RefCell<Se
         metrics: Rc::new(metrics),
         plots: Rc::new(plots),
         cil: Rc::new(sim.cil_view()),
+        iclogs: Rc::new(sim.iclogs_view()),
         ail: Rc::new(sim.ail_view()),
         space: Rc::new(sim.log_space_view()),
         devices: Rc::new(sim.devices_view()),

@@ -96,7 +96,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                         <WhatIf />
                         <p class="keys">{ "Keys: " }{ for keys::SHORTCUTS.iter().map(|(k, what)| html! { <span><kbd>{ *k }</kbd>{ format!(" {what}") }</span> }) }</p>
                     </div>
-                    <IclogRing view={v.clone()} />
+                    <IclogRing view={v.clone()} iclogs={frame.iclogs.clone()} />
                     <LogBar view={v.clone()} space={frame.space.clone()} />
                     <DevicesPanel devices={frame.devices.clone()} />
                 </section>
