@@ -5,7 +5,7 @@
 
 use super::tags::IoTag;
 use super::Sim;
-use crate::device::IoKind;
+use crate::device::{IoKind, IoReq};
 use crate::units::{Lsn, Ns, TaskId};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -68,8 +68,35 @@ impl Sim {
     /// Notes request `id` just submitted to device `dev` for `tag`.
     pub(super) fn note_io(&mut self, dev: usize, id: u64, done_ns: Ns, tag: IoTag) {
         let Some(cap) = self.timeline.as_ref().map(|t| t.cap) else { return };
-        let req = self.devs[dev].inflight().iter().rev().find(|r| r.id == id);
-        let (kind, sector, bytes) = req.map_or((IoKind::Flush, 0, 0), |r| (r.kind, r.sector, r.data.len() as u64));
+        // A flush elided by a cache-less device completes at once and is never in flight.
+        let span = match self.devs[dev].inflight().iter().rev().find(|r| r.id == id) {
+            Some(r) => self.io_span(dev, r),
+            None => self.span_for(dev, id, IoKind::Flush, 0, 0, (self.now, done_ns), tag),
+        };
+        let t = self.timeline.as_mut().expect("checked above");
+        if t.spans.len() == cap {
+            t.spans.pop_front();
+        }
+        t.spans.push_back(span);
+    }
+
+    /// A device request as a span: what it is, when, and what it was issued for.
+    pub(super) fn io_span(&self, dev: usize, r: &IoReq) -> IoSpan {
+        let tag = IoTag::unpack(r.tag);
+        self.span_for(dev, r.id, r.kind, r.sector, r.data.len() as u64, (r.submit_ns, r.done_ns), tag)
+    }
+
+    #[allow(clippy::too_many_arguments)] // the fields of one request, named at both callers
+    fn span_for(
+        &self,
+        dev: usize,
+        id: u64,
+        kind: IoKind,
+        sector: u64,
+        bytes: u64,
+        (submit_ns, done_ns): (Ns, Ns),
+        tag: IoTag,
+    ) -> IoSpan {
         let mut checkpoints = Vec::new();
         let purpose = match tag {
             IoTag::Iclog(i) => {
@@ -88,13 +115,7 @@ impl Sim {
             IoTag::Read(task) => IoPurpose::MetaRead { task },
             IoTag::None => IoPurpose::Flush,
         };
-        let span =
-            IoSpan { dev: dev as u8, id, kind, sector, bytes, submit_ns: self.now, done_ns, purpose, checkpoints };
-        let t = self.timeline.as_mut().expect("checked above");
-        if t.spans.len() == cap {
-            t.spans.pop_front();
-        }
-        t.spans.push_back(span);
+        IoSpan { dev: dev as u8, id, kind, sector, bytes, submit_ns, done_ns, purpose, checkpoints }
     }
 }
 

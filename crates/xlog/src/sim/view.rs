@@ -1,8 +1,9 @@
 //! Read-only views of the simulation for the UI and the CLI, built on demand.
 
+use super::IoSpan;
 use super::{PushState, Sim, WriterState};
 use crate::cil::{xlog_cil_blocking_space_limit, xlog_cil_space_limit};
-use crate::device::{DeviceStats, IoKind};
+use crate::device::DeviceStats;
 use crate::grant::{xlog_grant_push_threshold_bb, GrantHead};
 use crate::iclog::{Iclog, IclogState};
 use crate::units::{Lsn, Ns, TaskId};
@@ -182,17 +183,6 @@ pub struct CilView {
     pub pushers: Vec<PushState>,
 }
 
-/// One request a device is working on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RequestPanel {
-    pub id: u64,
-    pub kind: IoKind,
-    pub sector: u64,
-    pub bytes: u64,
-    pub submit_ns: Ns,
-    pub done_ns: Ns,
-}
-
 /// A block device: its volatile cache against stable media, and what is in flight.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DevicePanel {
@@ -202,7 +192,8 @@ pub struct DevicePanel {
     pub volatile_cache: bool,
     pub cached_writes: u64,
     pub cached_bytes: u64,
-    pub inflight: Vec<RequestPanel>,
+    /// Requests in flight, with what each was issued for.
+    pub inflight: Vec<IoSpan>,
     pub stats: DeviceStats,
 }
 
@@ -312,19 +303,7 @@ impl Sim {
                 volatile_cache: dev.profile.volatile_cache,
                 cached_writes: dev.cached().len() as u64,
                 cached_bytes: dev.cached_bytes(),
-                inflight: dev
-                    .inflight()
-                    .iter()
-                    .take(VIEW_LIST_MAX)
-                    .map(|r| RequestPanel {
-                        id: r.id,
-                        kind: r.kind,
-                        sector: r.sector,
-                        bytes: r.data.len() as u64,
-                        submit_ns: r.submit_ns,
-                        done_ns: r.done_ns,
-                    })
-                    .collect(),
+                inflight: dev.inflight().iter().take(VIEW_LIST_MAX).map(|r| self.io_span(d, r)).collect(),
                 stats: dev.stats.clone(),
             })
             .collect()
