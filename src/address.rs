@@ -18,6 +18,12 @@ pub struct Opened {
     pub error: Option<String>,
 }
 
+impl Default for Opened {
+    fn default() -> Self {
+        Opened::default_scenario(None)
+    }
+}
+
 impl Opened {
     fn default_scenario(error: Option<String>) -> Opened {
         let scenario = find_preset(DEFAULT_PRESET).unwrap_or_default();

@@ -6,7 +6,7 @@
 use crate::address::Opened;
 use crate::keyframes::Keyframes;
 use crate::series::{Series, PLOTS};
-use crate::state::{Action, LabState};
+use crate::state::{Action, LabState, Panel};
 use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -37,6 +37,17 @@ impl FrameTimes {
         v.get((v.len() * 95 / 100).min(v.len().saturating_sub(1))).copied()
     }
 }
+
+/// The reader asked for less motion (`prefers-reduced-motion: reduce`).
+fn prefers_reduced_motion() -> bool {
+    web_sys::window()
+        .and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
+/// With reduced motion the model still steps every animation frame, but the page shows a new
+/// frame at most this often (calm steps instead of animation).
+const REDUCED_MOTION_MS: f64 = 250.0;
 
 fn now_ms() -> f64 {
     web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
@@ -69,6 +80,8 @@ pub struct Frame {
     pub devices: Rc<Vec<DevicePanel>>,
     /// Requests of the last `TIMELINE_NS` (at most `TIMELINE_MAX`), for the flush timeline.
     pub timeline: Rc<Vec<IoSpan>>,
+    /// From when the timeline is complete: older requests were dropped (or never recorded).
+    pub timeline_from: Ns,
     /// The plots' series, one (ms, value) list per plot.
     pub plots: Rc<Vec<Vec<(f64, f64)>>>,
     /// What changed since the frame before, for the live region.
@@ -105,6 +118,19 @@ impl PartialEq for Lab {
 }
 
 impl Lab {
+    /// Shows another scenario: the page remounts on it with a fresh run.
+    pub fn set_scenario(&self, o: Opened) {
+        self.dispatch.dispatch(Action::SetScenario(Rc::new(o)));
+    }
+    pub fn toggle_panel(&self, p: Panel) {
+        self.dispatch.dispatch(Action::TogglePanel(p));
+    }
+    pub fn toggle_help(&self) {
+        self.dispatch.dispatch(Action::ToggleHelp);
+    }
+    pub fn close_help(&self) {
+        self.dispatch.dispatch(Action::CloseHelp);
+    }
     pub fn play(&self) {
         self.dispatch.dispatch(Action::Play);
     }
@@ -199,6 +225,13 @@ fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>, series: &RefCell<Se
         (0..PLOTS.len()).map(|k| s.points(k)).collect()
     };
     let narration = prev.map(|p| crate::narrate::narrate(p, &view)).unwrap_or_default();
+    let mut timeline = sim.timeline_since(sim.now().saturating_sub(TIMELINE_NS));
+    let cut = timeline.len().saturating_sub(TIMELINE_MAX);
+    timeline.drain(..cut);
+    let timeline_from = match timeline.first() {
+        Some(s) if cut > 0 => s.submit_ns,
+        _ => sim.now().saturating_sub(TIMELINE_NS),
+    };
     Frame {
         narration: Rc::new(narration),
         view: Rc::new(view),
@@ -209,12 +242,8 @@ fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>, series: &RefCell<Se
         ail: Rc::new(sim.ail_view()),
         space: Rc::new(sim.log_space_view()),
         devices: Rc::new(sim.devices_view()),
-        timeline: Rc::new({
-            let mut t = sim.timeline_since(sim.now().saturating_sub(TIMELINE_NS));
-            let cut = t.len().saturating_sub(TIMELINE_MAX);
-            t.drain(..cut);
-            t
-        }),
+        timeline_from,
+        timeline: Rc::new(timeline),
         events: sim.events(),
         generation,
     }
@@ -238,9 +267,10 @@ fn build(opened: &Opened) -> (Sim, Option<String>) {
     }
 }
 
+/// The driver of one scenario's page; `state` is the app's reducer (it outlives the page).
 #[hook]
-pub fn use_lab(opened: Rc<Opened>) -> Lab {
-    let state = use_reducer(LabState::default);
+pub fn use_lab(state: UseReducerHandle<LabState>) -> Lab {
+    let opened = state.opened.clone();
     let frame_times = use_mut_ref(FrameTimes::default);
     let series = use_mut_ref(Series::default);
     type Built = (Rc<RefCell<Sim>>, Rc<RefCell<Keyframes>>, Option<String>);
@@ -267,23 +297,31 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
             frame.set(Rc::new(frame_of(&sim.borrow(), *generation.borrow(), Some(&prev), &series)));
         })
     };
+    let reduced = *use_memo((), |_| prefers_reduced_motion());
     {
         let (sim, publish, keyframes, dispatch) = (sim.clone(), publish.clone(), keyframes.clone(), state.dispatcher());
         let times = frame_times.clone();
         use_effect_with((state.playing, state.speed_ns, state.watches.clone()), move |(playing, speed, watches)| {
             let (playing, speed, watches) = (*playing, *speed, watches.clone());
+            if reduced && !playing {
+                // The last steps may not have been shown yet.
+                publish();
+            }
+            let shown_at = Rc::new(std::cell::Cell::new(f64::MIN));
             let handle: Rc<RefCell<Option<AnimationFrame>>> = Rc::new(RefCell::new(None));
             let tick: Tick = Rc::new(RefCell::new(None));
             if playing {
                 let (h, t) = (handle.clone(), tick.clone());
                 *tick.borrow_mut() = Some(Box::new(move || {
                     let started = now_ms();
+                    let mut hit_any = false;
                     {
                         let mut sim = sim.borrow_mut();
                         let target = sim.now() + speed;
                         let (_, hit) = sim.run_until_watched(target, FRAME_EVENT_BUDGET, &watches);
                         keyframes.borrow_mut().offer(&sim);
                         if let Some((_, what)) = hit {
+                            hit_any = true;
                             let at = sim.now();
                             dispatch.dispatch(Action::WatchHit(format!(
                                 "watchpoint at t = {:.6} ms: {what}",
@@ -291,7 +329,10 @@ pub fn use_lab(opened: Rc<Opened>) -> Lab {
                             )));
                         }
                     }
-                    publish();
+                    if !reduced || hit_any || started - shown_at.get() >= REDUCED_MOTION_MS {
+                        shown_at.set(started);
+                        publish();
+                    }
                     times.borrow_mut().push(now_ms() - started);
                     let t = t.clone();
                     *h.borrow_mut() = Some(request_animation_frame(move |_| {

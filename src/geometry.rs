@@ -1,31 +1,9 @@
 //! Pure geometry of the iclog ring drawing: a plain function of the view, testable natively.
 
-use xlog::{IclogState, IoKind, IoPurpose, IoSpan, Ns, WriterState};
-
-/// Colour for each iclog state (shared by the ring and its legend).
-pub fn state_colour(state: IclogState) -> &'static str {
-    match state {
-        IclogState::Active => "#7fb8a8",
-        IclogState::WantSync => "#e5b04a",
-        IclogState::Syncing => "#d9742b",
-        IclogState::DoneSync => "#8c6bb1",
-        IclogState::Callback => "#5b8bd0",
-        IclogState::Dirty => "#a4a9ad",
-    }
-}
-
-/// Colour for what a writer task waits for (shared by the journal's squares and the tasks panel).
-pub fn writer_colour(s: &WriterState) -> &'static str {
-    match s {
-        WriterState::Thinking | WriterState::Stopped => "#d7dad4",
-        WriterState::GrantWait => "#c0392b",
-        WriterState::Throttled => "#e5b04a",
-        WriterState::CommitWait => "#2f7d6d",
-        WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => "#5b8bd0",
-        WriterState::DataWrite | WriterState::DataFlush => "#8c6bb1",
-        WriterState::MetaRead { .. } => "#a0785a",
-    }
-}
+use crate::palette;
+use xlog::{
+    CheckpointPanel, GrantHeadPanel, IclogState, IoKind, IoPurpose, IoSpan, LogSpaceView, Lsn, Ns, WriterState, BBSIZE,
+};
 
 /// What a writer task waits for, in words.
 pub fn writer_label(s: &WriterState) -> &'static str {
@@ -117,6 +95,53 @@ pub fn grant_fraction(bytes: u32, log_bytes: u32) -> f64 {
     }
 }
 
+/// The live part of the log, tail to the furthest grant head, zoomed to the panel's width:
+/// each position a fraction of that stretch, checkpoints laid out by their LSNs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogZoom {
+    /// Blocks the zoomed stretch covers.
+    pub span_bb: u64,
+    pub head: f64,
+    pub last_sync: f64,
+    pub write: f64,
+    pub reserve: f64,
+    /// (sequence, start, end, completed); a checkpoint still being written ends at the head.
+    pub checkpoints: Vec<(u64, f64, f64, bool)>,
+}
+
+/// Blocks from the log's first cycle: LSNs and grant heads on one line, across wraps.
+fn abs_block(cycle: u32, block: u64, log_bb: u32) -> u64 {
+    cycle as u64 * log_bb as u64 + block
+}
+
+pub fn log_zoom(s: &LogSpaceView) -> LogZoom {
+    let lsn = |l: Lsn| abs_block(l.cycle(), l.block() as u64, s.log_bb);
+    let grant = |g: &GrantHeadPanel| abs_block(g.cycle, g.bytes as u64 / BBSIZE as u64, s.log_bb);
+    let (tail, head) = (lsn(s.tail_lsn), lsn(s.head_lsn));
+    let end = head.max(grant(&s.reserve)).max(grant(&s.write));
+    let span_bb = (end.saturating_sub(tail) * 21 / 20).max(16);
+    let x = |b: u64| (b.saturating_sub(tail) as f64 / span_bb as f64).clamp(0.0, 1.0);
+    let checkpoints = s
+        .checkpoints
+        .iter()
+        .filter(|c| c.start_lsn.0 != 0)
+        .map(|c| {
+            let stop = if c.commit_lsn.0 != 0 { lsn(c.commit_lsn) } else { head };
+            (c.sequence, lsn(c.start_lsn), stop, c.completed)
+        })
+        .filter(|&(_, _, stop, _)| stop >= tail)
+        .map(|(q, a, b, done)| (q, x(a), x(b), done))
+        .collect();
+    LogZoom {
+        span_bb,
+        head: x(head),
+        last_sync: x(lsn(s.last_sync_lsn)),
+        write: x(grant(&s.write)),
+        reserve: x(grant(&s.reserve)),
+        checkpoints,
+    }
+}
+
 /// One request on the flush timeline, in canvas pixels.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimelineBar {
@@ -130,7 +155,7 @@ pub struct TimelineBar {
     pub colour: &'static str,
     pub preflush: bool,
     pub fua: bool,
-    /// A cache flush: drawn as a band across its lane.
+    /// A cache flush: its end is marked as the moment the cache is stable.
     pub flush: bool,
 }
 
@@ -155,15 +180,7 @@ pub fn timeline_bars(spans: &[IoSpan], now: Ns, window: Ns, width: f64) -> Vec<T
                 IoKind::Flush => (false, false, true),
                 IoKind::Read => (false, false, false),
             };
-            let colour = match s.purpose {
-                _ if flush => "#c0392b",
-                IoPurpose::Log { .. } if !s.checkpoints.is_empty() => "#1f5e52",
-                IoPurpose::Log { .. } => "#7fb8a8",
-                IoPurpose::LogDataFlush { .. } | IoPurpose::PushFlush { .. } | IoPurpose::Flush => "#c0392b",
-                IoPurpose::Metadata { .. } => "#a0785a",
-                IoPurpose::FileData { .. } => "#8c6bb1",
-                IoPurpose::MetaRead { .. } => "#c9c2b8",
-            };
+            let colour = palette::request(s);
             let lane = s.dev as usize;
             if row_end.len() <= lane {
                 row_end.resize(lane + 1, [0; TIMELINE_ROWS as usize]);
@@ -187,6 +204,59 @@ pub fn timeline_bars(spans: &[IoSpan], now: Ns, window: Ns, width: f64) -> Vec<T
         .collect()
 }
 
+/// A checkpoint's log records on the flush timeline: a bracket over the bars from its first
+/// record (at or after its start LSN) to the record carrying its commit record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointBracket {
+    pub sequence: u64,
+    pub lane: u8,
+    /// Brackets that overlap in time alternate between two rows.
+    pub row: u8,
+    pub x0: f64,
+    pub x1: f64,
+    /// The commit record is on disk in the window (else the bracket is still open).
+    pub committed: bool,
+}
+
+/// Groups the log-record bars by the checkpoint whose LSN range `[start, commit]` holds their
+/// record LSN (a record may hold the end of one checkpoint and the start of the next).
+pub fn checkpoint_brackets(
+    spans: &[IoSpan],
+    bars: &[TimelineBar],
+    checkpoints: &[CheckpointPanel],
+) -> Vec<CheckpointBracket> {
+    let mut out: Vec<CheckpointBracket> = Vec::new();
+    for c in checkpoints.iter().filter(|c| c.start_lsn.0 != 0) {
+        let end = if c.commit_lsn.0 != 0 { c.commit_lsn.0 } else { u64::MAX };
+        let mut hit: Option<CheckpointBracket> = None;
+        for b in bars {
+            let Some(s) = spans.get(b.span) else { continue };
+            let IoPurpose::Log { lsn, .. } = s.purpose else { continue };
+            if lsn.0 < c.start_lsn.0 || lsn.0 > end {
+                continue;
+            }
+            let committed = s.checkpoints.contains(&c.sequence);
+            let h = hit.get_or_insert(CheckpointBracket {
+                sequence: c.sequence,
+                lane: b.lane,
+                row: 0,
+                x0: b.x0,
+                x1: b.x1,
+                committed,
+            });
+            h.x0 = h.x0.min(b.x0);
+            h.x1 = h.x1.max(b.x1);
+            h.committed |= committed;
+        }
+        if let Some(mut h) = hit {
+            let overlaps = |row: u8| out.iter().any(|o| o.lane == h.lane && o.row == row && o.x1 > h.x0);
+            h.row = if overlaps(0) { 1 } else { 0 };
+            out.push(h);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,13 +273,10 @@ mod tests {
     }
 
     #[test]
-    fn every_state_has_a_distinct_colour() {
+    fn states_are_named_without_the_prefix() {
         use IclogState::*;
         let all = [Active, WantSync, Syncing, DoneSync, Callback, Dirty];
-        let mut c: Vec<_> = all.iter().map(|&s| state_colour(s)).collect();
-        c.sort();
-        c.dedup();
-        assert_eq!(c.len(), all.len());
+        assert_eq!(all.map(state_label).len(), 6);
         assert_eq!(state_label(WantSync), "WANT_SYNC");
     }
 
@@ -258,5 +325,73 @@ mod tests {
         assert_eq!(timeline_bars(&busy, 1000, 1000, 100.0).iter().map(|b| b.row).collect::<Vec<_>>(), vec![0, 1, 2]);
         // Later, the first request has left the window.
         assert_eq!(timeline_bars(&spans, 1500, 1000, 100.0).len(), 2);
+    }
+
+    #[test]
+    fn brackets_group_a_checkpoints_records_up_to_its_commit_record() {
+        use xlog::Lsn;
+        let rec = |id: u64, t: Ns, block: u32, commits: Vec<u64>| IoSpan {
+            dev: 0,
+            id,
+            kind: IoKind::Write { preflush: false, fua: false },
+            sector: 0,
+            bytes: 4096,
+            submit_ns: t,
+            done_ns: t + 50,
+            purpose: IoPurpose::Log { iclog: 0, lsn: Lsn::new(1, block) },
+            checkpoints: commits,
+        };
+        let spans =
+            vec![rec(1, 100, 10, vec![]), rec(2, 200, 18, vec![7]), rec(3, 300, 26, vec![]), rec(4, 600, 34, vec![8])];
+        let bars = timeline_bars(&spans, 1000, 1000, 1000.0);
+        let ck = |sequence, start, commit| CheckpointPanel {
+            sequence,
+            start_lsn: Lsn::new(1, start),
+            commit_lsn: if commit == 0 { Lsn::ZERO } else { Lsn::new(1, commit) },
+            completed: commit != 0,
+        };
+        let b = checkpoint_brackets(&spans, &bars, &[ck(7, 10, 18), ck(8, 18, 34), ck(9, 34, 0)]);
+        assert_eq!(b.iter().map(|b| b.sequence).collect::<Vec<_>>(), vec![7, 8, 9]);
+        assert_eq!((b[0].x0, b[0].x1, b[0].committed), (100.0, 250.0, true));
+        assert_eq!((b[1].x0, b[1].x1, b[1].row), (200.0, 650.0, 1), "shares record 2 with 7: the other row");
+        assert!(!b[2].committed, "its commit record is not written yet");
+    }
+
+    #[test]
+    fn the_zoom_runs_from_the_tail_and_lays_checkpoints_out_by_lsn() {
+        let head = |cycle, bytes| GrantHeadPanel { cycle, bytes, free_bytes: 0, waiters: vec![] };
+        let ck = |sequence, start: Lsn, commit: Lsn| CheckpointPanel {
+            sequence,
+            start_lsn: start,
+            commit_lsn: commit,
+            completed: commit.0 != 0,
+        };
+        // A 1000-block log that has wrapped: tail at 2:900, head at 3:100.
+        let s = LogSpaceView {
+            log_bb: 1000,
+            log_bytes: 1000 * 512,
+            head_lsn: Lsn::new(3, 100),
+            tail_lsn: Lsn::new(2, 900),
+            last_sync_lsn: Lsn::new(3, 50),
+            reserve: head(3, 180 * 512),
+            write: head(3, 120 * 512),
+            tail_push_threshold_bb: 250,
+            ail_target: Lsn::ZERO,
+            checkpoints: vec![
+                ck(1, Lsn::new(2, 800), Lsn::new(2, 850)),
+                ck(2, Lsn::new(2, 950), Lsn::new(3, 50)),
+                ck(3, Lsn::new(3, 60), Lsn::ZERO),
+            ],
+        };
+        let z = log_zoom(&s);
+        assert_eq!(z.span_bb, 294, "tail to the reserve head (280 blocks) and a margin");
+        let at = |b: f64| b / 294.0;
+        assert_eq!(z.head, at(200.0));
+        assert_eq!(z.reserve, at(280.0));
+        assert_eq!(z.write, at(220.0));
+        assert_eq!(z.last_sync, at(150.0));
+        assert_eq!(z.checkpoints.len(), 2, "checkpoint 1 is behind the tail");
+        assert_eq!(z.checkpoints[0], (2, at(50.0), at(150.0), true));
+        assert_eq!(z.checkpoints[1], (3, at(160.0), at(200.0), false), "open: ends at the head");
     }
 }

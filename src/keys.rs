@@ -19,6 +19,8 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("c", "to next checkpoint"),
     ("i", "to next iclog change"),
     ("t", "to next throttle wait"),
+    ("?", "this help"),
+    ("Esc", "close the help"),
 ];
 
 /// Listens for the shortcuts on the document while the component lives. Keys typed into a
@@ -55,6 +57,8 @@ pub fn use_shortcuts(lab: Lab) {
                     "c" => drop(lab.step_to(Milestone::Checkpoint)),
                     "i" => drop(lab.step_to(Milestone::IclogState)),
                     "t" => drop(lab.step_to(Milestone::ThrottleWait)),
+                    "?" => lab.toggle_help(),
+                    "Escape" => lab.close_help(),
                     _ => return,
                 }
                 e.prevent_default();

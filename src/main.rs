@@ -1,69 +1,74 @@
 //! Log Lab in the browser: the Yew app around one `xlog` simulation.
 
 mod address;
+mod canvas;
 mod components;
 mod driver;
 mod geometry;
 mod keyframes;
 mod keys;
 mod narrate;
+mod palette;
 mod series;
 mod state;
 
 use address::Opened;
 use components::{
-    ail::AilPanel, cil::CilPanel, controls::Controls, devices::DevicesPanel, logbar::LogBar, picker::Picker,
-    plots::Plots, ring::IclogRing, settings::Settings, stats::Stats, tasks::TasksPanel, timeline::Timeline,
-    watches::Watches, whatif::WhatIf,
+    ail::AilPanel, cil::CilPanel, controls::Controls, devices::DevicesPanel, help::Help, logbar::LogBar,
+    panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, settings::Settings, stats::Stats,
+    tasks::TasksPanel, timeline::Timeline, watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
+use state::{LabState, Panel};
 use std::rc::Rc;
 use xlog::find_preset_entry;
 use yew::prelude::*;
 
 #[function_component(App)]
 fn app() -> Html {
-    let opened = use_state(|| Rc::new(address::open(&address::current_search())));
-    address::use_address_sync((*opened).clone());
-    let on_open = {
-        let opened = opened.clone();
-        Callback::from(move |o: Opened| opened.set(Rc::new(o)))
-    };
+    let state = use_reducer(|| LabState::new(Rc::new(address::open(&address::current_search()))));
+    address::use_address_sync(state.opened.clone());
+    use_effect_with((), |_| {
+        // "lab-ready": the first render, measured from navigation start by the e2e suite.
+        if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+            let _ = p.mark("lab-ready");
+        }
+    });
     // A new scenario mounts a new page: its driver starts from a fresh simulation.
-    let key = address::link_query(&opened);
-    html! { <LabPage key={key} opened={(*opened).clone()} {on_open} /> }
+    let key = address::link_query(&state.opened);
+    html! { <LabPage key={key} {state} /> }
 }
 
 #[derive(Properties, PartialEq)]
 struct LabPageProps {
-    opened: Rc<Opened>,
-    on_open: Callback<Opened>,
+    state: UseReducerHandle<LabState>,
 }
 
 #[function_component(LabPage)]
 fn lab_page(p: &LabPageProps) -> Html {
-    let opened = p.opened.clone();
-    let lab = use_lab(opened.clone());
+    let lab = use_lab(p.state.clone());
     keys::use_shortcuts(lab.clone());
+    let opened = lab.state.opened.clone();
     let scenario = &opened.scenario;
     let frame = lab.frame.clone();
     let v = frame.view.clone();
+    let shows = |panel: Panel| lab.state.shows(panel);
     let on_pick = {
-        let on_open = p.on_open.clone();
+        let lab = lab.clone();
         Callback::from(move |(name, fixed): (String, bool)| {
             if let Ok(e) = find_preset_entry(&name) {
                 let scenario = if fixed { e.fixed() } else { e.scenario() };
-                on_open.emit(Opened { scenario, preset: name, at: None, error: None });
+                lab.set_scenario(Opened { scenario, preset: name, at: None, error: None });
             }
         })
     };
     let on_set = {
-        let (on_open, opened) = (p.on_open.clone(), opened.clone());
+        let (lab, opened) = (lab.clone(), opened.clone());
         Callback::from(move |(k, v): (String, String)| -> Result<(), String> {
             let mut s = opened.scenario.clone();
             s.set(&k, &v)?;
             s.validate()?;
-            on_open.emit(Opened { scenario: s, preset: opened.preset.clone(), at: None, error: None });
+            lab.set_scenario(Opened { scenario: s, preset: opened.preset.clone(), at: None, error: None });
             Ok(())
         })
     };
@@ -94,23 +99,29 @@ fn lab_page(p: &LabPageProps) -> Html {
                         <Controls />
                         <Watches />
                         <WhatIf />
-                        <p class="keys">{ "Keys: " }{ for keys::SHORTCUTS.iter().map(|(k, what)| html! { <span><kbd>{ *k }</kbd>{ format!(" {what}") }</span> }) }</p>
+                        <PanelPicker />
+                        <p class="keys">
+                            <button class="small secondary" data-testid="help-open" onclick={let lab = lab.clone(); Callback::from(move |_: MouseEvent| lab.toggle_help())}>
+                                { "Keyboard shortcuts" }</button>
+                            <span>{ "or press " }<kbd>{ "?" }</kbd></span>
+                        </p>
                     </div>
-                    <IclogRing view={v.clone()} iclogs={frame.iclogs.clone()} />
-                    <LogBar view={v.clone()} space={frame.space.clone()} />
-                    <DevicesPanel devices={frame.devices.clone()} />
+                    if shows(Panel::Ring) { <IclogRing view={v.clone()} iclogs={frame.iclogs.clone()} /> }
+                    if shows(Panel::LogSpace) { <LogBar view={v.clone()} space={frame.space.clone()} /> }
+                    if shows(Panel::Devices) { <DevicesPanel devices={frame.devices.clone()} /> }
                 </section>
                 <section>
-                    <Timeline spans={frame.timeline.clone()} now={v.now_ns}
-                        window={(lab.state.speed_ns * 120).clamp(2 * xlog::NS_PER_MS, driver::TIMELINE_NS)}
-                        lanes={frame.devices.iter().map(|d| format!("{} device ({})", d.role, d.profile)).collect::<Vec<_>>()} />
-                    <Plots series={frame.plots.clone()} />
-                    <Stats view={v.clone()} metrics={frame.metrics.clone()} />
-                    <CilPanel cil={frame.cil.clone()} />
-                    <AilPanel ail={frame.ail.clone()} />
-                    <TasksPanel view={v.clone()} />
+                    if shows(Panel::Timeline) { <Timeline spans={frame.timeline.clone()} now={v.now_ns} space={frame.space.clone()}
+                        window={(lab.state.speed_ns * 120).clamp(2 * xlog::NS_PER_MS, driver::TIMELINE_NS).min(v.now_ns.saturating_sub(frame.timeline_from)).max(xlog::NS_PER_MS / 10)}
+                        lanes={frame.devices.iter().map(|d| format!("{} device ({})", d.role, d.profile)).collect::<Vec<_>>()} /> }
+                    if shows(Panel::Plots) { <Plots series={frame.plots.clone()} /> }
+                    if shows(Panel::Journal) { <Stats view={v.clone()} metrics={frame.metrics.clone()} /> }
+                    if shows(Panel::Cil) { <CilPanel cil={frame.cil.clone()} /> }
+                    if shows(Panel::Ail) { <AilPanel ail={frame.ail.clone()} /> }
+                    if shows(Panel::Tasks) { <TasksPanel view={v.clone()} /> }
                 </section>
             </main>
+            <Help />
         </ContextProvider<Lab>>
     }
 }

@@ -1,6 +1,8 @@
-//! The lab's UI state, in one reducer: play/pause and the speed of virtual time. Components
-//! change it only by dispatching an `Action`.
+//! The lab's UI state, in one reducer: the scenario shown, play/pause and the speed of virtual
+//! time, the selected task, watchpoints, which panels are shown and the help overlay.
+//! Components change it only through the lab's intents, which dispatch an `Action`.
 
+use crate::address::Opened;
 use std::rc::Rc;
 use xlog::{Ns, Watch, NS_PER_MS, NS_PER_US};
 use yew::Reducible;
@@ -18,8 +20,51 @@ pub const SPEEDS: &[(Ns, &str)] = &[
 /// The speed a lab opens at.
 pub const DEFAULT_SPEED: Ns = 10 * NS_PER_US;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The panels a student can hide (a hidden panel costs nothing per frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Panel {
+    Ring,
+    LogSpace,
+    Devices,
+    Timeline,
+    Plots,
+    Journal,
+    Cil,
+    Ail,
+    Tasks,
+}
+
+impl Panel {
+    pub const ALL: [Panel; 9] = [
+        Panel::Ring,
+        Panel::LogSpace,
+        Panel::Devices,
+        Panel::Timeline,
+        Panel::Plots,
+        Panel::Journal,
+        Panel::Cil,
+        Panel::Ail,
+        Panel::Tasks,
+    ];
+    pub fn label(self) -> &'static str {
+        match self {
+            Panel::Ring => "iclog ring",
+            Panel::LogSpace => "on-disk log",
+            Panel::Devices => "devices",
+            Panel::Timeline => "flush timeline",
+            Panel::Plots => "plots",
+            Panel::Journal => "journal",
+            Panel::Cil => "CIL",
+            Panel::Ail => "AIL",
+            Panel::Tasks => "tasks",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct LabState {
+    /// The scenario on screen, as its link opened it (or the picker and editor changed it).
+    pub opened: Rc<Opened>,
     pub playing: bool,
     /// Virtual time per frame while playing, and per press of Step.
     pub speed_ns: Ns,
@@ -30,23 +75,47 @@ pub struct LabState {
     pub hit: Option<String>,
     /// What-if branches taken on this page, oldest first.
     pub branches: Vec<String>,
+    /// Panels the student hid.
+    pub hidden: Vec<Panel>,
+    /// The keyboard help (`?`) is open.
+    pub help: bool,
 }
 
 impl Default for LabState {
     fn default() -> Self {
+        LabState::new(Rc::new(Opened::default()))
+    }
+}
+
+impl LabState {
+    pub fn new(opened: Rc<Opened>) -> Self {
         LabState {
+            opened,
             playing: false,
             speed_ns: DEFAULT_SPEED,
             selected: None,
             watches: Vec::new(),
             hit: None,
             branches: Vec::new(),
+            hidden: Vec::new(),
+            help: false,
         }
+    }
+
+    pub fn shows(&self, p: Panel) -> bool {
+        !self.hidden.contains(&p)
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Action {
+    /// Show another scenario: a fresh run, paused; speed, watchpoints and panels stay.
+    SetScenario(Rc<Opened>),
+    /// Hide a shown panel, show a hidden one.
+    TogglePanel(Panel),
+    /// Open or close the keyboard help; `CloseHelp` only closes it (Escape).
+    ToggleHelp,
+    CloseHelp,
     Play,
     Pause,
     /// Play if paused, pause if playing (the space bar).
@@ -68,10 +137,26 @@ pub enum Action {
 
 impl LabState {
     pub fn apply(&self, a: Action) -> LabState {
-        let a = a.clone();
         let mut s = self.clone();
         let at = SPEEDS.iter().position(|&(ns, _)| ns == s.speed_ns).unwrap_or(1);
         match a {
+            Action::SetScenario(o) => {
+                s.opened = o;
+                s.playing = false;
+                s.selected = None;
+                s.hit = None;
+                s.branches.clear();
+            }
+            Action::TogglePanel(p) => {
+                if let Some(i) = s.hidden.iter().position(|&h| h == p) {
+                    s.hidden.remove(i);
+                } else {
+                    s.hidden.push(p);
+                    s.hidden.sort();
+                }
+            }
+            Action::ToggleHelp => s.help = !s.help,
+            Action::CloseHelp => s.help = false,
             Action::Play => {
                 s.playing = true;
                 s.hit = None;
@@ -156,5 +241,33 @@ mod tests {
         assert_eq!(s.apply(Action::SetSpeed(12345)).speed_ns, DEFAULT_SPEED);
         let top = SPEEDS.last().unwrap().0;
         assert_eq!(s.apply(Action::SetSpeed(top)).apply(Action::Faster).speed_ns, top);
+    }
+
+    #[test]
+    fn a_new_scenario_starts_paused_and_keeps_speed_watches_and_panels() {
+        let s = LabState::default()
+            .apply(Action::SetSpeed(NS_PER_MS))
+            .apply(Action::AddWatch(Watch::FirstFlush))
+            .apply(Action::TogglePanel(Panel::Plots))
+            .apply(Action::Select(2))
+            .apply(Action::Branched("flush=legacy".into()))
+            .apply(Action::Play);
+        let mut o = (*s.opened).clone();
+        o.scenario.writers = 3;
+        let n = s.apply(Action::SetScenario(Rc::new(o)));
+        assert_eq!(n.opened.scenario.writers, 3);
+        assert!(!n.playing && n.selected.is_none() && n.branches.is_empty());
+        assert_eq!((n.speed_ns, n.watches.len()), (NS_PER_MS, 1));
+        assert!(!n.shows(Panel::Plots) && n.shows(Panel::Cil));
+        assert!(n.apply(Action::TogglePanel(Panel::Plots)).shows(Panel::Plots));
+    }
+
+    #[test]
+    fn help_opens_toggles_and_escape_only_closes() {
+        let s = LabState::default();
+        assert!(s.apply(Action::ToggleHelp).help);
+        assert!(!s.apply(Action::ToggleHelp).apply(Action::ToggleHelp).help);
+        assert!(!s.apply(Action::CloseHelp).help);
+        assert!(!s.apply(Action::ToggleHelp).apply(Action::CloseHelp).help);
     }
 }

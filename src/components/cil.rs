@@ -2,6 +2,7 @@
 //! queue, and the checkpoints being pushed.
 
 use crate::geometry::cil_bar;
+use crate::palette;
 use std::rc::Rc;
 use xlog::CilView;
 use yew::prelude::*;
@@ -24,15 +25,15 @@ pub fn cil_panel(p: &CilProps) -> Html {
                 past the push limit a worker writes it to the log as one checkpoint, past the throttle limit committers sleep on xc_push_wait." }</p>
             <svg viewBox="0 0 100 8" preserveAspectRatio="none" style="width:100%;height:26px" role="img"
                 aria-label={format!("CIL space used {} KiB; push at {} KiB; throttle at {} KiB", kib(c.space_used), c.space_limit / 1024, c.blocking_limit / 1024)}>
-                <rect x="0" y="1" width="100" height="6" fill="#eef0ec" />
-                <rect x="0" y="1" width={format!("{:.3}", used * 100.0)} height="6" fill={if over { "#c0392b" } else { "#2f7d6d" }} />
-                <rect x={format!("{:.3}", push * 100.0)} y="0" width="0.5" height="8" fill="#e5b04a" />
-                <rect x={format!("{:.3}", block * 100.0)} y="0" width="0.5" height="8" fill="#c0392b" />
+                <rect x="0" y="1" width="100" height="6" fill={palette::TRACK} />
+                <rect x="0" y="1" width={format!("{:.3}", used * 100.0)} height="6" fill={if over { palette::VERMILLION } else { palette::BLUISH_GREEN }} />
+                <rect x={format!("{:.3}", push * 100.0)} y="0" width="0.5" height="8" fill={palette::ORANGE} />
+                <rect x={format!("{:.3}", block * 100.0)} y="0" width="0.5" height="8" fill={palette::VERMILLION} />
             </svg>
             <div class="legend">
-                <span style="--c:#2f7d6d">{ format!("used {} KiB, {} items", kib(c.space_used), c.items) }</span>
-                <span style="--c:#e5b04a">{ format!("push at {} KiB", c.space_limit / 1024) }</span>
-                <span style="--c:#c0392b">{ format!("throttle at {} KiB", c.blocking_limit / 1024) }</span>
+                <span style={format!("--c:{}", palette::BLUISH_GREEN)}>{ format!("used {} KiB, {} items", kib(c.space_used), c.items) }</span>
+                <span style={format!("--c:{}", palette::ORANGE)}>{ format!("push at {} KiB", c.space_limit / 1024) }</span>
+                <span style={format!("--c:{}", palette::VERMILLION)}>{ format!("throttle at {} KiB", c.blocking_limit / 1024) }</span>
             </div>
             <table class="stats">
                 <tr><td>{ "throttle queue (xc_push_wait)" }</td><td data-key="throttle-depth">{ c.throttled.len() }</td></tr>

@@ -1,6 +1,8 @@
 //! Plots over virtual time (plotters on a canvas, sharp on HiDPI screens): one metric at a
 //! time, chosen from a menu, from the whole run so far.
 
+use crate::canvas::use_canvas;
+use crate::palette;
 use crate::series::{decimate, PLOTS};
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
@@ -17,10 +19,18 @@ pub struct PlotsProps {
 const CSS_W: f64 = 640.0;
 const CSS_H: f64 = 200.0;
 
-fn draw(canvas: &HtmlCanvasElement, points: &[(f64, f64)], label: &str) -> Option<()> {
-    let scale = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
-    canvas.set_width((CSS_W * scale) as u32);
-    canvas.set_height((CSS_H * scale) as u32);
+/// A tick label short enough for the axis: 16000 → "16k", 0.25 → "0.25".
+fn compact(v: f64) -> String {
+    match v.abs() {
+        a if a >= 1e6 => format!("{:.1}M", v / 1e6),
+        a if a >= 1e4 => format!("{:.0}k", v / 1e3),
+        a if a >= 1e3 => format!("{:.1}k", v / 1e3),
+        a if a >= 10.0 || a == 0.0 => format!("{v:.0}"),
+        _ => format!("{v:.2}"),
+    }
+}
+
+fn draw(canvas: &HtmlCanvasElement, scale: f64, points: &[(f64, f64)], label: &str) -> Option<()> {
     let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
     root.fill(&WHITE).ok()?;
     let pts = decimate(points, (CSS_W * scale / 2.0) as usize);
@@ -30,34 +40,40 @@ fn draw(canvas: &HtmlCanvasElement, points: &[(f64, f64)], label: &str) -> Optio
     let mut chart = ChartBuilder::on(&root)
         .margin(8.0 * scale)
         .x_label_area_size(28.0 * scale)
-        .y_label_area_size(56.0 * scale)
+        .y_label_area_size(60.0 * scale)
         .build_cartesian_2d(x0..x1, 0.0..ymax)
         .ok()?;
     chart
         .configure_mesh()
         .x_desc("virtual time (ms)")
         .y_desc(label)
+        .y_label_formatter(&|v| compact(*v))
+        .x_label_formatter(&|v| format!("{v:.0}"))
         .label_style(font.clone())
         .axis_desc_style(font)
-        .light_line_style(RGBColor(238, 240, 236))
+        .light_line_style(rgb(palette::TRACK))
         .draw()
         .ok()?;
-    chart.draw_series(LineSeries::new(pts, RGBColor(47, 125, 109).stroke_width((1.5 * scale) as u32))).ok()?;
+    chart.draw_series(LineSeries::new(pts, rgb(palette::BLUE).stroke_width((1.5 * scale) as u32))).ok()?;
     root.present().ok()
+}
+
+fn rgb(hex: &str) -> RGBColor {
+    let (r, g, b) = palette::rgb(hex);
+    RGBColor(r, g, b)
 }
 
 #[function_component(Plots)]
 pub fn plots(p: &PlotsProps) -> Html {
-    let canvas = use_node_ref();
     let which = use_state(|| 0usize);
-    {
-        let (canvas, series, k) = (canvas.clone(), p.series.clone(), *which);
-        use_effect_with((series.clone(), k), move |_| {
-            if let (Some(c), Some(points)) = (canvas.cast::<HtmlCanvasElement>(), series.get(k)) {
-                draw(&c, points, PLOTS[k].0);
+    let canvas = {
+        let (series, k) = (p.series.clone(), *which);
+        use_canvas((CSS_W, CSS_H), (series.clone(), k), move |c: &HtmlCanvasElement, scale| {
+            if let Some(points) = series.get(k) {
+                draw(c, scale, points, PLOTS[k].0);
             }
-        });
-    }
+        })
+    };
     let on_pick = {
         let which = which.clone();
         Callback::from(move |e: Event| {

@@ -1,6 +1,6 @@
 //! Numbers of the run so far: time, transactions, log space, grant waits, device traffic.
 
-use crate::geometry::writer_colour;
+use crate::palette;
 use std::rc::Rc;
 use xlog::{Metrics, View};
 use yew::prelude::*;
@@ -49,7 +49,7 @@ pub fn stats(props: &StatsProps) -> Html {
             </table>
             <h2 style="margin-top:14px">{ format!("writers ({})", v.writer_states.len()) }</h2>
             <div class="writers" title="grey: thinking · red: grant wait · yellow: CIL throttle · green: waiting for a checkpoint · blue: waiting for log I/O · purple: fsync data write or flush · brown: reading metadata inside a transaction">
-                { for v.writer_states.iter().map(|s| html! { <i style={format!("--c:{}", writer_colour(s))}></i> }) }
+                { for v.writer_states.iter().map(|s| html! { <i style={format!("--c:{}", palette::writer(s))}></i> }) }
             </div>
         </div>
     }

@@ -2,7 +2,8 @@
 //! why it is blocked, as a chain of kernel objects.
 
 use crate::driver::Lab;
-use crate::geometry::{writer_colour, writer_label};
+use crate::geometry::writer_label;
+use crate::palette;
 use std::rc::Rc;
 use xlog::View;
 use yew::prelude::*;
@@ -27,7 +28,7 @@ pub fn tasks_panel(p: &TasksProps) -> Html {
                     let w = w as u32;
                     html! {
                         <button class={classes!("task", (selected == Some(w)).then_some("selected"))}
-                            style={format!("--c:{}", writer_colour(s))} data-testid="task"
+                            style={format!("--c:{}", palette::writer(s))} data-testid="task"
                             aria-pressed={(selected == Some(w)).to_string()}
                             aria-label={format!("writer {w}: {}", writer_label(s))} title={format!("writer {w}: {}", writer_label(s))}
                             onclick={Callback::from(move |_: MouseEvent| lab.select(w))}>

@@ -2,16 +2,19 @@
 //! lane per device; PREFLUSH marked at a bar's start, FUA at its end, cache flushes as red
 //! bands. Hovering names the request: iclog, record LSN and the checkpoints it commits.
 
-use crate::geometry::{timeline_bars, TimelineBar, TIMELINE_ROWS};
+use crate::canvas::{context_2d, use_canvas};
+use crate::geometry::{checkpoint_brackets, timeline_bars, CheckpointBracket, TimelineBar, TIMELINE_ROWS};
+use crate::palette;
 use std::rc::Rc;
-use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
-use xlog::{IoKind, IoPurpose, IoSpan, Ns};
+use xlog::{CheckpointPanel, IoKind, IoPurpose, IoSpan, LogSpaceView, Ns};
 use yew::prelude::*;
 
 const WIDTH: f64 = 1000.0;
 const ROW_H: f64 = 8.0;
-const TOP: f64 = 13.0;
+const LABEL_H: f64 = 13.0;
+const BRACKET_H: f64 = 9.0;
+const TOP: f64 = LABEL_H + 2.0 * BRACKET_H;
 const LANE_H: f64 = TOP + ROW_H * TIMELINE_ROWS as f64 + 4.0;
 
 #[derive(Properties, PartialEq)]
@@ -22,9 +25,11 @@ pub struct TimelineProps {
     pub window: Ns,
     /// Lane names, one per device.
     pub lanes: Vec<String>,
+    /// The log space view: its newest checkpoints and their LSN ranges group the log records.
+    pub space: Rc<LogSpaceView>,
 }
 
-fn describe(s: &IoSpan) -> String {
+fn describe(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
     let kind = match s.kind {
         IoKind::Write { preflush, fua } => format!(
             "write{}{}",
@@ -49,7 +54,17 @@ fn describe(s: &IoSpan) -> String {
             } else {
                 format!(", commit record of checkpoint {:?}", s.checkpoints)
             };
-            format!("log record from iclog {iclog} at LSN {lsn}{ck}")
+            let within: Vec<u64> = checkpoints
+                .iter()
+                .filter(|c| c.start_lsn.0 != 0 && c.start_lsn <= lsn && (c.commit_lsn.0 == 0 || lsn <= c.commit_lsn))
+                .map(|c| c.sequence)
+                .collect();
+            let part = match within.as_slice() {
+                [] => String::new(),
+                [one] => format!(", part of checkpoint {one}"),
+                many => format!(", part of checkpoints {many:?}"),
+            };
+            format!("log record from iclog {iclog} at LSN {lsn}{part}{ck}")
         }
         IoPurpose::LogDataFlush { iclog } => format!("data-device flush before iclog {iclog}'s record"),
         IoPurpose::PushFlush { worker } => format!("push worker {worker}'s flush before its first iclog (v5.14)"),
@@ -67,72 +82,84 @@ fn describe(s: &IoSpan) -> String {
     )
 }
 
-fn draw(canvas: &HtmlCanvasElement, bars: &[TimelineBar], lanes: &[String]) {
-    let Ok(Some(ctx)) = canvas.get_context("2d") else { return };
-    let Ok(ctx) = ctx.dyn_into::<CanvasRenderingContext2d>() else { return };
-    let scale = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
+fn draw(ctx: &CanvasRenderingContext2d, bars: &[TimelineBar], brackets: &[CheckpointBracket], lanes: &[String]) {
     let h = LANE_H * lanes.len().max(1) as f64;
-    canvas.set_width((WIDTH * scale) as u32);
-    canvas.set_height((h * scale) as u32);
-    let _ = ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0);
-    ctx.set_fill_style_str("#fbfbf9");
+    ctx.set_fill_style_str(palette::CANVAS_BG);
     ctx.fill_rect(0.0, 0.0, WIDTH, h);
+    ctx.set_font("11px system-ui, sans-serif");
     for (i, name) in lanes.iter().enumerate() {
         let y = i as f64 * LANE_H;
-        ctx.set_fill_style_str("#eef0ec");
+        ctx.set_fill_style_str(palette::TRACK);
         ctx.fill_rect(0.0, y + LANE_H - 1.0, WIDTH, 1.0);
-        ctx.set_fill_style_str("#65707a");
-        ctx.set_font("11px system-ui, sans-serif");
+        ctx.set_fill_style_str(palette::MUTED_TEXT);
         let _ = ctx.fill_text(name, 4.0, y + 10.0);
+    }
+    // Checkpoint brackets: a line over the records of one checkpoint, labelled when it fits.
+    ctx.set_font("9px system-ui, sans-serif");
+    let mut label_end = [f64::MIN; 2];
+    for b in brackets {
+        let y = b.lane as f64 * LANE_H + LABEL_H + b.row as f64 * BRACKET_H + 6.0;
+        ctx.set_fill_style_str(if b.committed { palette::BLUE } else { palette::GREY });
+        ctx.fill_rect(b.x0, y, (b.x1 - b.x0).max(1.0), 1.5);
+        ctx.fill_rect(b.x0, y - 3.0, 1.0, 4.0);
+        if b.committed {
+            ctx.fill_rect(b.x1 - 1.0, y - 3.0, 1.0, 4.0);
+        }
+        let text = format!("ckpt {}", b.sequence);
+        let end = b.x0 + 3.0 + 5.0 * text.len() as f64;
+        let row = &mut label_end[b.row.min(1) as usize];
+        if end < b.x1 + 16.0 && b.x0 > *row + 4.0 {
+            let _ = ctx.fill_text(&text, b.x0 + 3.0, y - 1.5);
+            *row = end;
+        }
     }
     for b in bars {
         let lane_y = b.lane as f64 * LANE_H;
         let y = lane_y + TOP + b.row as f64 * ROW_H;
-        if b.flush {
-            // A cache flush shades its whole lane until it completes.
-            ctx.set_fill_style_str("rgba(192,57,43,0.12)");
-            ctx.fill_rect(b.x0, lane_y + TOP, b.x1 - b.x0, ROW_H * TIMELINE_ROWS as f64);
-        }
         ctx.set_fill_style_str(b.colour);
         ctx.fill_rect(b.x0, y + 1.0, b.x1 - b.x0, ROW_H - 2.0);
-        ctx.set_fill_style_str("#b0201a");
+        if b.flush {
+            // A cache flush's completion: the moment what was cached is stable.
+            ctx.set_fill_style_str(palette::INK);
+            ctx.fill_rect(b.x1 - 1.0, y - 1.0, 1.0, ROW_H + 2.0);
+            ctx.fill_rect(b.x1 - 3.0, y + ROW_H, 3.0, 1.0);
+        }
+        ctx.set_fill_style_str(palette::INK);
         if b.preflush {
-            ctx.fill_rect(b.x0, y, 2.0, ROW_H);
+            ctx.fill_rect(b.x0, y - 1.0, 2.0, ROW_H + 1.0);
         }
         if b.fua {
-            ctx.fill_rect(b.x1 - 2.0, y, 2.0, ROW_H);
+            ctx.fill_rect(b.x1 - 2.0, y - 1.0, 2.0, ROW_H + 1.0);
         }
     }
 }
 
 #[function_component(Timeline)]
 pub fn timeline(p: &TimelineProps) -> Html {
-    let canvas = use_node_ref();
     let hover = use_state(|| None::<String>);
-    let bars = timeline_bars(&p.spans, p.now, p.window, WIDTH);
-    {
-        let (canvas, bars, lanes) = (canvas.clone(), bars.clone(), p.lanes.clone());
-        use_effect_with((p.spans.clone(), p.now, p.window), move |_| {
-            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                draw(&c, &bars, &lanes);
+    let bars = Rc::new(timeline_bars(&p.spans, p.now, p.window, WIDTH));
+    let brackets = Rc::new(checkpoint_brackets(&p.spans, &bars, &p.space.checkpoints));
+    let height = LANE_H * p.lanes.len().max(1) as f64;
+    let canvas = {
+        let (bars, brackets, lanes) = (bars.clone(), brackets.clone(), p.lanes.clone());
+        use_canvas((WIDTH, height), (p.spans.clone(), p.now, p.window), move |c: &HtmlCanvasElement, scale| {
+            if let Some(ctx) = context_2d(c, scale) {
+                draw(&ctx, &bars, &brackets, &lanes);
             }
-        });
-    }
+        })
+    };
     let on_move = {
-        let (hover, spans, canvas) = (hover.clone(), p.spans.clone(), canvas.clone());
+        let (hover, spans, canvas, bars, cks) =
+            (hover.clone(), p.spans.clone(), canvas.clone(), bars.clone(), p.space.clone());
         Callback::from(move |e: MouseEvent| {
             let Some(c) = canvas.cast::<HtmlCanvasElement>() else { return };
             let rect = c.get_bounding_client_rect();
             let x = (e.client_x() as f64 - rect.left()) / rect.width().max(1.0) * WIDTH;
-            let y = (e.client_y() as f64 - rect.top()) / rect.height().max(1.0) * c.height() as f64
-                / web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
+            let y = (e.client_y() as f64 - rect.top()) / rect.height().max(1.0) * height;
             let lane = (y / LANE_H) as u8;
             let row = ((y - lane as f64 * LANE_H - TOP) / ROW_H).max(0.0) as u8;
-            let hit = bars
-                .iter()
-                .rev()
-                .find(|b| b.lane == lane && (b.flush || b.row == row) && x >= b.x0 - 2.0 && x <= b.x1 + 2.0);
-            hover.set(hit.and_then(|b| spans.get(b.span)).map(describe));
+            let hit = bars.iter().rev().find(|b| b.lane == lane && b.row == row && x >= b.x0 - 2.0 && x <= b.x1 + 2.0);
+            hover.set(hit.and_then(|b| spans.get(b.span)).map(|s| describe(s, &cks.checkpoints)));
         })
     };
     let (log_writes, flagged) = p.spans.iter().fold((0, 0), |(n, f), s| match (s.purpose, s.kind) {
@@ -140,13 +167,19 @@ pub fn timeline(p: &TimelineProps) -> Html {
         _ => (n, f),
     });
     html! {
-        <div class="panel timeline" data-testid="timeline" data-log-writes={log_writes.to_string()} data-preflush={flagged.to_string()}>
+        <div class="panel timeline" data-testid="timeline" data-brackets={brackets.len().to_string()} data-log-writes={log_writes.to_string()} data-preflush={flagged.to_string()}>
             <h2>{ format!("flush timeline — the last {:.2} ms", p.window as f64 / 1e6) }</h2>
-            <p class="what">{ "Every block request the journal issues, as it happens: log records (green; dark green carries a commit record), \
-                metadata writeback (brown), fsync data (purple), cache flushes (red bands). A red tick at a bar's start is PREFLUSH, at its end FUA." }</p>
+            <p class="what">{ "Every block request the journal issues, as it happens, one lane per device. Stacked bars are requests in flight \
+                together. A black tick at a bar's start is PREFLUSH (flush the cache first), at its end FUA (this write goes straight to media); a cache flush \
+                ends in a black corner when the cache is stable. A bracket above groups the log records of one checkpoint, from its first record to its commit record." }</p>
             <canvas ref={canvas} onmousemove={on_move} role="img"
                 aria-label={format!("{} requests; {log_writes} log writes, {flagged} with PREFLUSH", p.spans.len())}
-                style={format!("width:100%;height:{}px", LANE_H * p.lanes.len().max(1) as f64)} />
+                style={format!("width:100%;height:{height}px")} />
+            <div class="legend">
+                { for palette::REQUEST_LEGEND.iter().map(|(c, what)| html! { <span style={format!("--c:{c}")}>{ *what }</span> }) }
+                <span style={format!("--c:{}", palette::INK)}>{ "PREFLUSH / FUA tick, flush done" }</span>
+                <span style={format!("--c:{}", palette::BLUE)} class="line">{ format!("checkpoint bracket ({} shown)", brackets.len()) }</span>
+            </div>
             <p class="hover" data-testid="timeline-hover">{ hover.as_deref().unwrap_or("Hover over a bar to see what it carries.") }</p>
         </div>
     }

@@ -1,0 +1,123 @@
+// Each panel of the lab in a real headless Chromium: it renders, it says what kernel structure
+// it shows, and it changes while the model plays. Screenshots of each go to e2e/artifacts.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
+
+let server, browser;
+before(async () => { server = await serveDist(); browser = await openBrowser(); fs.mkdirSync(ARTIFACTS, { recursive: true }); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+// Panel → (selector, the kernel structure its "what is this" line names).
+const PANELS = {
+  ring: ['.ring', /struct xlog_in_core/],
+  logspace: ['[data-testid="logspace"]', /struct xlog\b/],
+  devices: ['[data-testid="devices"]', /volatile cache/],
+  timeline: ['[data-testid="timeline"]', /PREFLUSH/],
+  plots: ['[data-testid="plots"]', /over time/i],
+  journal: ['[data-testid="stats"]', /transactions/],
+  cil: ['[data-testid="cil"]', /struct xfs_cil/],
+  ail: ['[data-testid="ail"]', /struct xfs_ail/],
+  tasks: ['[data-testid="tasks"]', /writer/],
+};
+
+// What a panel shows, as something comparable: its markup, and its canvas pixels if it has one.
+const snapshot = (page, sel) => page.$eval(sel, (el) => {
+  const c = el.querySelector('canvas');
+  return el.innerHTML + (c ? c.toDataURL() : '');
+});
+
+test('each panel renders, names its kernel structure, and changes while playing', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=cil-throttle-32mb');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const ready = await page.evaluate(() => performance.getEntriesByName('lab-ready')[0]?.startTime);
+  console.log(`first render (navigation start to the lab's first frame): ${ready?.toFixed(0)} ms`);
+  assert.ok(ready > 0, 'the lab marks its first render');
+  await page.selectOption('[data-testid="speed"]', { label: '1 ms / frame' });
+  await page.click('[data-testid="play"]');
+  await page.waitForFunction(() => BigInt(document.querySelector('#lab').dataset.simNs) > 20_000_000n, null, { timeout: 20000 });
+  const before = {};
+  for (const [name, [sel, what]] of Object.entries(PANELS)) {
+    assert.match(await page.textContent(sel), what, `${name} says what it shows`);
+    before[name] = await snapshot(page, sel);
+  }
+  await page.waitForFunction(() => BigInt(document.querySelector('#lab').dataset.simNs) > 120_000_000n, null, { timeout: 30000 });
+  await page.click('[data-testid="play"]');
+  for (const [name, [sel]] of Object.entries(PANELS)) {
+    assert.notEqual(await snapshot(page, sel), before[name], `${name} changed while playing`);
+    await page.locator(sel).screenshot({ path: path.join(ARTIFACTS, `panel-${name}.png`) });
+  }
+  // The log-space zoom lays checkpoints out by LSN; the timeline groups records by checkpoint.
+  assert.ok(Number(await page.getAttribute('[data-testid="logspace"]', 'data-checkpoints')) > 0);
+  assert.ok(Number(await page.getAttribute('[data-testid="timeline"]', 'data-brackets')) > 0);
+  assert.deepEqual(errors, []);
+});
+
+test('a hidden panel is gone until shown again; the choice survives a change of scenario', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=fsync-heavy');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.check('[data-panel="plots"]'); // already shown: no change
+  await page.uncheck('[data-panel="plots"]');
+  assert.equal(await page.locator('[data-testid="plots"]').count(), 0);
+  await page.selectOption('[data-testid="preset"]', 'sync-append');
+  await page.waitForFunction(() => document.querySelector('#lab').dataset.preset === 'sync-append');
+  assert.equal(await page.locator('[data-testid="plots"]').count(), 0, 'still hidden on the new scenario');
+  await page.check('[data-panel="plots"]');
+  assert.equal(await page.locator('[data-testid="plots"]').count(), 1);
+  assert.deepEqual(errors, []);
+});
+
+test('keyboard only: ? opens the help, Escape closes it, Tab reaches every control', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=small-crash');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.locator('body').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('?');
+  await page.waitForSelector('[data-testid="help"]');
+  assert.match(await page.textContent('[data-testid="help"]'), /to next flush/);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'help-close', 'focus moves into the help');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'help.png') });
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('[data-testid="help"]', { state: 'detached' });
+  // Tab from the top of the page to the play button, press it with Enter, and pause with Space.
+  await page.locator('body').click({ position: { x: 5, y: 5 } });
+  let reached = false;
+  const seen = new Set();
+  for (let i = 0; i < 60 && !reached; i++) {
+    await page.keyboard.press('Tab');
+    const id = await page.evaluate(() => document.activeElement?.dataset?.testid ?? document.activeElement?.tagName);
+    seen.add(id);
+    reached = id === 'play';
+  }
+  assert.ok(reached, `Tab reaches Play (visited ${[...seen].join(', ')})`);
+  assert.ok(seen.has('preset'), 'the scenario picker is on the way');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid="play"]').getAttribute('aria-pressed') === 'true');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid="play"]').getAttribute('aria-pressed') === 'false');
+  assert.deepEqual(errors, []);
+});
+
+test('with prefers-reduced-motion the page shows calm steps, not animation', async () => {
+  const { page, errors } = browser;
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.goto(server.url + '?preset=fsync-heavy');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.selectOption('[data-testid="speed"]', { label: '100 µs / frame' });
+  const g0 = Number(await page.getAttribute('#lab', 'data-generation'));
+  await page.click('[data-testid="play"]');
+  await page.waitForTimeout(1500);
+  await page.click('[data-testid="play"]');
+  await page.waitForTimeout(100);
+  const shown = Number(await page.getAttribute('#lab', 'data-generation')) - g0;
+  const t = BigInt(await page.getAttribute('#lab', 'data-sim-ns'));
+  console.log(`reduced motion: ${shown} frames shown in 1.5 s of play, ${Number(t) / 1e6} ms of virtual time`);
+  assert.ok(t > 3_000_000n, 'the model still ran at the chosen speed');
+  assert.ok(shown >= 2 && shown <= 12, `a few frames, not ~90 (${shown})`);
+  await page.emulateMedia({ reducedMotion: 'no-preference' });
+  assert.deepEqual(errors, []);
+});

@@ -1,0 +1,26 @@
+//! Which panels are shown: one checkbox each (a hidden panel is not drawn at all).
+
+use crate::driver::Lab;
+use crate::state::Panel;
+use yew::prelude::*;
+
+#[function_component(PanelPicker)]
+pub fn panel_picker() -> Html {
+    let lab = use_context::<Lab>().expect("PanelPicker sits inside the lab's context");
+    html! {
+        <fieldset class="panels" data-testid="panels">
+            <legend>{ "Show" }</legend>
+            { for Panel::ALL.iter().map(|&p| {
+                let lab = lab.clone();
+                let on = lab.state.shows(p);
+                html! {
+                    <label>
+                        <input type="checkbox" checked={on} data-panel={p.label()}
+                            onchange={Callback::from(move |_: Event| lab.toggle_panel(p))} />
+                        { p.label() }
+                    </label>
+                }
+            }) }
+        </fieldset>
+    }
+}
