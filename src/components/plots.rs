@@ -35,11 +35,13 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, points: &[(f64, f64)], label: &s
     root.fill(&WHITE).ok()?;
     let pts = decimate(points, (CSS_W * scale / 2.0) as usize);
     let (x0, x1) = (pts.first().map_or(0.0, |p| p.0), pts.last().map_or(1.0, |p| p.0).max(1e-3));
-    let ymax = pts.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.1;
+    let top = pts.iter().map(|p| p.1).fold(0.0f64, f64::max);
+    // An all-zero series still gets a readable axis.
+    let ymax = if top > 0.0 { top * 1.1 } else { 1.0 };
     let font = ("sans-serif", 12.0 * scale).into_font();
     let mut chart = ChartBuilder::on(&root)
         .margin(8.0 * scale)
-        .x_label_area_size(28.0 * scale)
+        .x_label_area_size(36.0 * scale)
         .y_label_area_size(60.0 * scale)
         .build_cartesian_2d(x0..x1, 0.0..ymax)
         .ok()?;
@@ -84,6 +86,7 @@ pub fn plots(p: &PlotsProps) -> Html {
         })
     };
     let last = p.series.get(*which).and_then(|s| s.last()).map_or(0.0, |x| x.1);
+    let points = p.series.get(*which).map_or(0, |s| s.len());
     html! {
         <div class="panel" data-testid="plots" style="margin-top:14px">
             <h2>{ "over time" }</h2>
@@ -97,6 +100,9 @@ pub fn plots(p: &PlotsProps) -> Html {
             </div>
             <canvas ref={canvas} role="img" aria-label={format!("{} over virtual time, now {last:.2}", PLOTS[*which].0)}
                 style={format!("width:100%;max-width:{CSS_W}px;aspect-ratio:{CSS_W}/{CSS_H};display:block;margin-top:6px")} />
+            if points < 2 {
+                <p class="muted" data-testid="plot-empty">{ "The plot draws the run from the moment this page opened: press Play." }</p>
+            }
         </div>
     }
 }

@@ -14,6 +14,7 @@ const WIDTH: f64 = 1000.0;
 const ROW_H: f64 = 8.0;
 const LABEL_H: f64 = 13.0;
 const BRACKET_H: f64 = 9.0;
+const LANE_NAME_W: f64 = 150.0;
 const TOP: f64 = LABEL_H + 2.0 * BRACKET_H;
 const LANE_H: f64 = TOP + ROW_H * TIMELINE_ROWS as f64 + 4.0;
 
@@ -106,10 +107,12 @@ fn draw(ctx: &CanvasRenderingContext2d, bars: &[TimelineBar], brackets: &[Checkp
             ctx.fill_rect(b.x1 - 1.0, y - 3.0, 1.0, 4.0);
         }
         let text = format!("ckpt {}", b.sequence);
-        let end = b.x0 + 3.0 + 5.0 * text.len() as f64;
+        // Clear of the lane's name at the top left.
+        let x = (b.x0 + 3.0).max(if b.row == 0 { LANE_NAME_W } else { 0.0 });
+        let end = x + 5.0 * text.len() as f64;
         let row = &mut label_end[b.row.min(1) as usize];
-        if end < b.x1 + 16.0 && b.x0 > *row + 4.0 {
-            let _ = ctx.fill_text(&text, b.x0 + 3.0, y - 1.5);
+        if end < b.x1 + 16.0 && x > *row + 4.0 {
+            let _ = ctx.fill_text(&text, x, y - 1.5);
             *row = end;
         }
     }

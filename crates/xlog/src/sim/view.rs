@@ -152,7 +152,8 @@ pub struct LogSpaceView {
     pub tail_push_threshold_bb: u32,
     /// xfsaild's current push target.
     pub ail_target: Lsn,
-    /// The newest checkpoints, oldest first.
+    /// The newest checkpoints, oldest first, including those still being written (commit
+    /// LSN zero).
     pub checkpoints: Vec<CheckpointPanel>,
 }
 
@@ -256,15 +257,32 @@ impl Sim {
             write: head(l.write_head, l.write_space_left(), &l.write_waiters),
             tail_push_threshold_bb: xlog_grant_push_threshold_bb(&self.geo, 0),
             ail_target: self.ail.target,
-            checkpoints: cks[cks.len().saturating_sub(VIEW_LIST_MAX)..]
-                .iter()
-                .map(|c| CheckpointPanel {
-                    sequence: c.sequence,
-                    start_lsn: c.start_lsn,
-                    commit_lsn: c.commit_lsn,
-                    completed: c.completed,
-                })
-                .collect(),
+            checkpoints: {
+                // Written checkpoints, then those whose records are being written (no commit
+                // record yet): the newest VIEW_LIST_MAX.
+                let writing =
+                    self.cil.committing.iter().filter(|x| x.start_lsn.0 != 0 && x.commit_lsn.0 == 0).map(|x| {
+                        CheckpointPanel {
+                            sequence: x.sequence,
+                            start_lsn: x.start_lsn,
+                            commit_lsn: Lsn::ZERO,
+                            completed: false,
+                        }
+                    });
+                let mut all: Vec<CheckpointPanel> = cks[cks.len().saturating_sub(VIEW_LIST_MAX)..]
+                    .iter()
+                    .map(|c| CheckpointPanel {
+                        sequence: c.sequence,
+                        start_lsn: c.start_lsn,
+                        commit_lsn: c.commit_lsn,
+                        completed: c.completed,
+                    })
+                    .chain(writing)
+                    .collect();
+                all.sort_by_key(|c| c.sequence);
+                all.drain(..all.len().saturating_sub(VIEW_LIST_MAX));
+                all
+            },
         }
     }
 
