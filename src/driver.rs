@@ -313,10 +313,14 @@ pub fn use_lab(state: UseReducerHandle<LabState>) -> Lab {
             if playing {
                 let (h, t) = (handle.clone(), tick.clone());
                 *tick.borrow_mut() = Some(Box::new(move || {
+                    if crate::panic_panel::panicked() {
+                        return;
+                    }
                     let started = now_ms();
                     let mut hit_any = false;
                     {
                         let mut sim = sim.borrow_mut();
+                        crate::panic_panel::injected_panic_point();
                         let target = sim.now() + speed;
                         let (_, hit) = sim.run_until_watched(target, FRAME_EVENT_BUDGET, &watches);
                         keyframes.borrow_mut().offer(&sim);

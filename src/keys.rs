@@ -37,6 +37,9 @@ pub fn use_shortcuts(lab: Lab) {
             // Not passive: the space bar must not scroll the page as well.
             EventListener::new_with_options(&doc, "keydown", EventListenerOptions::enable_prevent_default(), move |e| {
                 let Some(e) = e.dyn_ref::<web_sys::KeyboardEvent>() else { return };
+                if crate::panic_panel::panicked() {
+                    return;
+                }
                 let in_field = e
                     .target()
                     .and_then(|t| t.dyn_into::<web_sys::Element>().ok())

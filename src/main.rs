@@ -9,6 +9,7 @@ mod keyframes;
 mod keys;
 mod narrate;
 mod palette;
+mod panic_panel;
 mod series;
 mod state;
 
@@ -36,6 +37,7 @@ fn app() -> Html {
     });
     // A new scenario mounts a new page: its driver starts from a fresh simulation.
     let key = address::link_query(&state.opened);
+    panic_panel::set_link(&key);
     html! { <LabPage key={key} {state} /> }
 }
 
@@ -127,5 +129,8 @@ fn lab_page(p: &LabPageProps) -> Html {
 }
 
 fn main() {
-    yew::Renderer::<App>::new().render();
+    match panic_panel::install() {
+        Some(host) => yew::Renderer::<App>::with_root(host).render(),
+        None => yew::Renderer::<App>::new().render(),
+    };
 }

@@ -39,6 +39,13 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, points: &[(f64, f64)], label: &s
     // An all-zero series still gets a readable axis.
     let ymax = if top > 0.0 { top * 1.1 } else { 1.0 };
     let font = ("sans-serif", 12.0 * scale).into_font();
+    // Enough decimals that neighbouring ticks differ (a run of a few ms is not "0 0 1 1").
+    let decimals = match x1 - x0 {
+        w if w >= 20.0 => 0,
+        w if w >= 2.0 => 1,
+        w if w >= 0.2 => 2,
+        _ => 3,
+    };
     let mut chart = ChartBuilder::on(&root)
         .margin(8.0 * scale)
         .x_label_area_size(36.0 * scale)
@@ -50,7 +57,7 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, points: &[(f64, f64)], label: &s
         .x_desc("virtual time (ms)")
         .y_desc(label)
         .y_label_formatter(&|v| compact(*v))
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|v| format!("{:.*}", decimals, v))
         .label_style(font.clone())
         .axis_desc_style(font)
         .light_line_style(rgb(palette::TRACK))
