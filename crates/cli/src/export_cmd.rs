@@ -1,10 +1,10 @@
 //! `loglab export-image` and `loglab export-logwrites`: the simulated log for real tools.
 
-use crate::ScenarioArgs;
+use crate::{xfs_image, ScenarioArgs};
 use clap::Args;
 use serde_json::json;
 use std::fs::OpenOptions;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use xlog::{logscan, logwrites, Sim, Size};
 
@@ -30,47 +30,10 @@ pub struct LogwritesArgs {
     json: bool,
 }
 
-/// The superblock fields that place the log (`struct xfs_dsb`, big-endian).
-#[derive(Debug)]
-struct Sb {
-    blocksize: u64,
-    uuid: [u8; 16],
-    logstart: u64,
-    agblocks: u64,
-    logblocks: u64,
-    agblklog: u32,
-    logsectsize: u64,
-    logsunit: u64,
-}
-
-fn be32(b: &[u8], o: usize) -> u64 {
-    u32::from_be_bytes(b[o..o + 4].try_into().expect("4 bytes")) as u64
-}
-
-fn read_sb(b: &[u8]) -> Result<Sb, String> {
-    if &b[0..4] != b"XFSB" {
-        return Err("not an XFS image (no XFSB superblock magic at byte 0)".into());
-    }
-    let mut uuid = [0u8; 16];
-    uuid.copy_from_slice(&b[32..48]);
-    Ok(Sb {
-        blocksize: be32(b, 4),
-        uuid,
-        logstart: u64::from_be_bytes(b[48..56].try_into().expect("8 bytes")),
-        agblocks: be32(b, 84),
-        logblocks: be32(b, 96),
-        agblklog: b[124] as u32,
-        logsectsize: u16::from_be_bytes([b[194], b[195]]) as u64,
-        logsunit: be32(b, 196),
-    })
-}
-
 pub fn image(a: &ImageArgs) -> Result<(), String> {
     let name = a.image.display().to_string();
     let mut f = OpenOptions::new().read(true).write(true).open(&a.image).map_err(|e| format!("--image {name}: {e}"))?;
-    let mut sb = vec![0u8; 512];
-    f.read_exact(&mut sb).map_err(|e| format!("--image {name}: {e}"))?;
-    let sb = read_sb(&sb).map_err(|e| format!("--image {name}: {e}"))?;
+    let sb = xfs_image::read_sb(&mut f).map_err(|e| format!("--image {name}: {e}"))?;
     if sb.logstart == 0 {
         return Err(format!("--image {name}: the filesystem has an external log; export needs an internal one"));
     }
@@ -87,9 +50,7 @@ pub fn image(a: &ImageArgs) -> Result<(), String> {
     sim.set_uuid(sb.uuid)?;
     sim.run();
     let region = sim.log_region();
-    let agno = sb.logstart >> sb.agblklog;
-    let agbno = sb.logstart & ((1u64 << sb.agblklog) - 1);
-    let offset = (agno * sb.agblocks + agbno) * sb.blocksize;
+    let offset = sb.log_offset();
     f.seek(SeekFrom::Start(offset)).map_err(|e| format!("--image {name}: {e}"))?;
     f.write_all(&region).map_err(|e| format!("--image {name}: {e}"))?;
     f.sync_all().map_err(|e| format!("--image {name}: {e}"))?;

@@ -4,9 +4,11 @@
 mod bench;
 mod crash_cmd;
 mod export_cmd;
+mod recover_cmd;
 mod run_cmd;
 mod size_cmd;
 mod sweep_cmd;
+mod xfs_image;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
@@ -37,6 +39,7 @@ pub fn lab_link(s: &Scenario, preset: Option<&str>) -> Result<String, String> {
   loglab url encode --preset fsmark-create --set writers=32
   loglab export-logwrites --preset fsync-heavy --out fsync.logwrites
   loglab export-image --image xfs.img --preset fsync-heavy
+  loglab recover --image xfs.img
   loglab bench --json"
 )]
 struct Cli {
@@ -104,6 +107,11 @@ enum Cmd {
         after_help = "Example:\n  truncate -s 1G xfs.img && mkfs.xfs -q xfs.img\n  loglab export-image --image xfs.img --preset fsync-heavy --json\n  xfs_logprint xfs.img"
     )]
     ExportImage(export_cmd::ImageArgs),
+    /// Recover the internal log of a real XFS image with the model's recovery (reads only).
+    #[command(
+        after_help = "Examples:\n  loglab export-image --image xfs.img --preset fsync-heavy && loglab recover --image xfs.img\n  loglab recover --image crashed.img --json\n\nExit status: 0 recovered (or clean), 1 the log is damaged beyond what recovery walks, 2 bad arguments or not an XFS image."
+    )]
+    Recover(recover_cmd::RecoverArgs),
     /// Write the device request stream in the dm-log-writes format.
     ExportLogwrites(export_cmd::LogwritesArgs),
     /// Measure simulator throughput: events/s and crash states/s.
@@ -239,6 +247,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Cmd::Recover(a) = &cli.cmd {
+        // Its own exit statuses: a damaged log is 1, not a usage error.
+        return recover_cmd::main(a);
+    }
     match dispatch(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -304,6 +316,8 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
                 Ok(())
             }
         },
+        // main() runs it, for its own exit statuses.
+        Cmd::Recover(_) => Ok(()),
         Cmd::ExportImage(a) => export_cmd::image(&a),
         Cmd::ExportLogwrites(a) => export_cmd::logwrites(&a),
         Cmd::Bench { json } => bench::run(json),

@@ -41,7 +41,7 @@ pub use metrics::{Metrics, REPORT_GROUPS};
 pub use oracle::{Invariant, ALL_INVARIANTS};
 pub use presets::{find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;
-pub use recovery::{recover, Fate, Image, Layer, RecoveryReport, Survivors};
+pub use recovery::{recover, recover_log_region, Fate, Image, Layer, RecoveryReport, RegionRecovery, Survivors};
 pub use scenario::{
     CommitOrdering, CrashModel, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, RsumCache, Scenario,
     Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
