@@ -106,6 +106,9 @@ cmd_test() {
   cargo clippy -p loglab-web --target wasm32-unknown-unknown --locked -- -D warnings
   say "cargo test (unit, property, golden, CLI)"
   cargo test --workspace --locked
+  say "fuzz: the link decoder, the scenario parser and recovery, 15 s each (libFuzzer on stable)"
+  cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+  "$ROOT/scripts/fuzz.sh" all 15
   say "trunk build --release"
   trunk build --release --offline
   say "end-to-end tests in headless Chromium"

@@ -25,6 +25,8 @@ pub const LOG_IOVEC_SIZE: u32 = 16;
 /// `sizeof(struct xfs_inode_log_format)` and of the logged inode core (`xfs_log_dinode`, v3).
 pub const INODE_FMT: u32 = 56;
 pub const INODE_CORE: u32 = 176;
+/// Largest inline extent list / attribute fork the workloads grow to, in bytes.
+pub const FORK_MAX: u32 = 2048;
 /// `XLOG_FMT_LINUX_LE`
 pub const XLOG_FMT: u32 = 1;
 pub const XLOG_CYCLE_DATA_WORDS: usize = 64;

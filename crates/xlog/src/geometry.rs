@@ -1,7 +1,10 @@
 //! Log geometry derived from a scenario (`xlog_alloc_log` values), with the checks that
 //! span several fields, and the reservation arithmetic that depends on it.
 
-use crate::format::{OP_HDR, TRANS_HDR, XFS_MAX_LOG_BYTES, XLOG_HEADER_CYCLE_SIZE};
+use crate::format::{
+    BLF_HDR, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR, TRANS_HDR, XFS_BLF_CHUNK, XFS_MAX_LOG_BYTES,
+    XLOG_HEADER_CYCLE_SIZE,
+};
 use crate::layout;
 use crate::scenario::{Scenario, UnitResRoundoff, LOG_BYTES_MIN};
 use crate::units::{format_size, BBSIZE};
@@ -94,6 +97,28 @@ impl Geometry {
                 s.tx_logcount
             ));
         }
+        // The kernel computes tr_logres so that a transaction always fits it; one that does
+        // not is shut down ("Transaction log reservation overrun", xlog_cil_insert_items).
+        // The workloads here are knobs, so the check is ours: the largest item the model logs
+        // (a buffer run of tx_chunks chunks, or an inode with one fork full and a small other:
+        // what the workloads log) times tx_items,
+        // its op headers and iclog splits, plus the CIL context's reservation the first commit
+        // into a context pays, must fit the ticket's unit reservation.
+        let item =
+            (BLF_HDR + 4 + s.tx_chunks.max(1) * XFS_BLF_CHUNK).max(INODE_FMT + INODE_CORE + FORK_MAX + 64) + 4 * OP_HDR;
+        let worst = item as u64 * s.tx_items as u64;
+        let splits = worst.div_ceil(geo.ic_capacity as u64);
+        let charged = worst
+            + splits * (geo.iclog_hsize + OP_HDR) as u64
+            + xlog_calc_unit_res(&geo, 0, s.unit_res_roundoff) as u64;
+        if charged > unit as u64 {
+            return Err(format!(
+                "tx_logres: {} is too small for tx_items {} x tx_chunks {}: a transaction may log about {worst} bytes, \
+                 which with its headers needs a unit reservation of {charged} bytes, more than the {unit} this one gets \
+                 (the kernel would shut down on the overrun)",
+                s.tx_logres, s.tx_items, s.tx_chunks
+            ));
+        }
         Ok(geo)
     }
 }
@@ -126,7 +151,7 @@ pub(crate) fn test_geometry(iclog_kib: u64, lsu: u64) -> Geometry {
     let s = Scenario {
         iclog_size: crate::scenario::Size(iclog_kib << 10),
         lsu: crate::scenario::Size(lsu),
-        tx_logres: 1024,
+        tx_logres: 20_000,
         ..Scenario::default()
     };
     s.validate().expect("a valid test geometry")
@@ -139,6 +164,16 @@ mod tests {
     use crate::scenario::Size;
 
     use crate::geometry::test_geometry as geo;
+
+    #[test]
+    fn a_transaction_larger_than_its_reservation_is_refused() {
+        // Found by the scenario fuzz target: 46 items of 32 chunks overran a 109048-byte
+        // reservation until the reserve grant head fell behind the tail.
+        let s = Scenario { tx_items: 46, tx_chunks: 32, ..Scenario::default() };
+        let e = s.validate().unwrap_err();
+        assert!(e.starts_with("tx_logres: 109048 is too small for tx_items 46 x tx_chunks 32"), "{e}");
+        assert!(Scenario { tx_logres: 400_000, ..s }.validate().is_ok(), "a big enough reservation fits");
+    }
 
     #[test]
     fn default_is_valid() {

@@ -340,7 +340,7 @@ mod tests {
 
     /// A 2 MiB log (4096 blocks) of 32 KiB iclogs, or with a log stripe unit.
     fn log(lsu: u64) -> Xlog {
-        let s = Scenario { log_size: Size(2 << 20), lsu: Size(lsu), tx_logres: 1024, ..Scenario::default() };
+        let s = Scenario { log_size: Size(2 << 20), lsu: Size(lsu), tx_logres: 20_000, ..Scenario::default() };
         Xlog::new(s.validate().unwrap())
     }
 

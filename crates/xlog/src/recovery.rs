@@ -271,7 +271,8 @@ pub(crate) fn read_record(img: &Image, blk: u32) -> Option<Rec> {
     let hdr = is_header(img, blk)?;
     let heads = heads_of(&hdr);
     let h_len = format::be32(&hdr, rh::LEN);
-    if h_len as u64 > 256 << 10 || format::be32(&hdr, rh::VERSION) != 2 {
+    // xlog_valid_rec_header and the iclog size check: neither may exceed XLOG_MAX_RECORD_BSIZE.
+    if h_len as u64 > 256 << 10 || format::be32(&hdr, rh::SIZE) > 256 << 10 || format::be32(&hdr, rh::VERSION) != 2 {
         return None;
     }
     let total_bb = heads + btobb(h_len as u64) as u32;
@@ -285,13 +286,16 @@ pub(crate) fn read_record(img: &Image, blk: u32) -> Option<Rec> {
     let crc_ok = crc == 0 || format::xlog_cksum(&raw, heads as usize, h_len as usize) == crc;
     // Unpack: restore the words the cycle stamps replaced.
     let hs = heads as usize * SECTOR;
-    let mut data = raw[hs..hs + h_len as usize].to_vec();
-    for i in 0..btobb(h_len as u64) as usize {
+    let bbs = btobb(h_len as u64) as usize;
+    // Whole blocks, as the kernel's buffer is: an h_len off a block boundary still unpacks.
+    let mut data = raw[hs..hs + bbs * SECTOR].to_vec();
+    for i in 0..bbs {
         let (j, k) = (i / XLOG_CYCLE_DATA_WORDS, i % XLOG_CYCLE_DATA_WORDS);
         let slot = if j == 0 { rh::CYCLE_DATA + 4 * k } else { j * SECTOR + 4 + 4 * k };
         let w = format::be32(&raw, slot);
         data[i * SECTOR..i * SECTOR + 4].copy_from_slice(&w.to_be_bytes());
     }
+    data.truncate(h_len as usize);
     Some(Rec {
         blk,
         lsn: Lsn(format::be64(&hdr, rh::LSN)),
@@ -312,28 +316,48 @@ fn dist(log_bb: u32, from: u32, to: u32) -> u32 {
     (to + log_bb - from) % log_bb
 }
 
-/// Records from `tail` up to `head`, in order; `Err((block, why))` where no record starts.
-fn walk(img: &Image, tail: u32, head: u32) -> Result<Vec<Rec>, (u32, String)> {
-    let mut out = Vec::new();
-    let mut blk = tail;
-    let span = dist(img.log_bb, tail, head);
-    let mut walked = 0;
-    while walked < span {
-        let rec = read_record(img, blk).ok_or_else(|| (blk, format!("bad record header at log block {blk}")))?;
-        walked += rec.total_bb;
-        blk = (blk + rec.total_bb) % img.log_bb;
-        out.push(rec);
-    }
-    if walked != span {
-        return Err((blk, format!("record at log block {blk} runs past the head")));
-    }
-    Ok(out)
+/// What pass 1 learns of a block, worked out once per recovery: a record header's length in
+/// blocks and its CRC verdict (settling the head and tail walks the same records many times).
+struct Probe<'i, 'a> {
+    img: &'i Image<'a>,
+    seen: BTreeMap<u32, Option<(u32, bool)>>,
 }
 
-/// The first record header after block `b`, scanning forward to the head.
-fn next_header_after(img: &Image, b: u32, head: u32) -> Option<u32> {
-    let n = dist(img.log_bb, b, head);
-    (1..n).map(|k| (b + k) % img.log_bb).find(|&x| read_record(img, x).is_some_and(|r| r.crc_ok))
+/// A record as pass 1 walks it: (block, length in blocks, CRC good).
+type RecAt = (u32, u32, bool);
+
+impl Probe<'_, '_> {
+    fn record(&mut self, blk: u32) -> Option<(u32, bool)> {
+        let img = self.img;
+        *self.seen.entry(blk).or_insert_with(|| read_record(img, blk).map(|r| (r.total_bb, r.crc_ok)))
+    }
+
+    /// Records from `tail` up to `head`, in order; `Err((block, why))` where no record starts.
+    fn walk(&mut self, tail: u32, head: u32) -> Result<Vec<RecAt>, (u32, String)> {
+        let log_bb = self.img.log_bb;
+        let mut out = Vec::new();
+        let mut blk = tail;
+        let span = dist(log_bb, tail, head);
+        let mut walked = 0;
+        while walked < span {
+            let (total_bb, crc_ok) =
+                self.record(blk).ok_or_else(|| (blk, format!("bad record header at log block {blk}")))?;
+            out.push((blk, total_bb, crc_ok));
+            walked += total_bb;
+            blk = (blk + total_bb) % log_bb;
+        }
+        if walked != span {
+            return Err((blk, format!("record at log block {blk} runs past the head")));
+        }
+        Ok(out)
+    }
+
+    /// The first record header after block `b` with a good CRC, scanning forward to the head.
+    fn next_header_after(&mut self, b: u32, head: u32) -> Option<u32> {
+        let log_bb = self.img.log_bb;
+        let n = dist(log_bb, b, head);
+        (1..n).map(|k| (b + k) % log_bb).find(|&x| self.record(x).is_some_and(|(_, ok)| ok))
+    }
 }
 
 #[derive(Default)]
@@ -508,19 +532,25 @@ struct LogSpan {
 /// record near the head reached from the tail means iclogs that landed past a torn head
 /// overwrote the tail (the tail moves on a record). Notes both in `rep`.
 fn settle_head_and_tail(img: &Image, mut head: u32, rep: &mut RecoveryReport) -> Result<LogSpan, String> {
-    let mut records;
+    let mut probe = Probe { img, seen: BTreeMap::new() };
+    let mut records: Vec<RecAt>;
     let mut tail;
     let mut tries = 0;
     // The tail may have been overwritten by iclogs that landed past a torn head: up to
     // XLOG_MAX_ICLOGS records of the largest size (xlog_verify_tail).
     let mut skip_tail_to: Option<u32> = None;
+    let mut last_for: Option<(u32, u32)> = None;
     loop {
         tries += 1;
         // Each pass moves the head back or the tail forward by a record: bounded by the log.
         if tries > img.log_bb as usize {
             return Err("could not settle the log head and tail".into());
         }
-        let last = last_header_before(img, head).ok_or("no record header found in a dirty log")?;
+        let last = match last_for {
+            Some((h, last)) if h == head => last,
+            _ => last_header_before(img, head).ok_or("no record header found in a dirty log")?,
+        };
+        last_for = Some((head, last));
         let rec = read_record(img, last).ok_or_else(|| format!("bad record header at log block {last}"))?;
         let max_inflight = XLOG_MAX_ICLOGS as u32 * btobb(format::be32(&img.log_block(last), rh::SIZE) as u64) as u32;
         tail = skip_tail_to.unwrap_or(rec.tail.block());
@@ -530,23 +560,23 @@ fn settle_head_and_tail(img: &Image, mut head: u32, rep: &mut RecoveryReport) ->
             return Err(format!("tail block {tail} outside the log"));
         }
         let near_head = |b: u32| dist(img.log_bb, head, b) <= max_inflight;
-        let walked = walk(img, tail, head);
+        let walked = probe.walk(tail, head);
         records = match walked {
             Ok(r) => r,
             Err((b, _)) if near_head(b) => {
                 // "Tail block overwrite detected": move the tail to the next record.
-                skip_tail_to = Some(next_header_after(img, b, head).ok_or("no record after an overwritten tail")?);
+                skip_tail_to = Some(probe.next_header_after(b, head).ok_or("no record after an overwritten tail")?);
                 rep.tail_overwrite_skipped = true;
                 continue;
             }
             Err((_, e)) => return Err(e),
         };
         let n = records.len();
-        match records.iter().position(|r| !r.crc_ok) {
+        match records.iter().position(|r| !r.2) {
             None => break,
             Some(bad) if n - bad <= XLOG_MAX_ICLOGS => {
                 // "Torn write (CRC failure) detected ... Truncating head block".
-                head = records[bad].blk;
+                head = records[bad].0;
                 rep.torn_head_trimmed = true;
                 skip_tail_to = None;
                 if head == tail {
@@ -554,16 +584,20 @@ fn settle_head_and_tail(img: &Image, mut head: u32, rep: &mut RecoveryReport) ->
                     break;
                 }
             }
-            Some(bad) if near_head(records[bad].blk) => {
+            Some(bad) if near_head(records[bad].0) => {
                 skip_tail_to =
-                    Some(next_header_after(img, records[bad].blk, head).ok_or("no record after an overwritten tail")?);
+                    Some(probe.next_header_after(records[bad].0, head).ok_or("no record after an overwritten tail")?);
                 rep.tail_overwrite_skipped = true;
             }
             Some(bad) => {
-                return Err(format!("CRC failure in record at log block {} (not at the head)", records[bad].blk))
+                return Err(format!("CRC failure in record at log block {} (not at the head)", records[bad].0))
             }
         }
     }
+    let records = records
+        .iter()
+        .map(|&(blk, _, _)| read_record(img, blk).ok_or_else(|| format!("bad record header at log block {blk}")))
+        .collect::<Result<Vec<Rec>, String>>()?;
     if let Some(t) = skip_tail_to {
         if let Some(r) = records.first() {
             debug_assert_eq!(r.blk, t);

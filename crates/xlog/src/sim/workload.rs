@@ -2,7 +2,7 @@
 
 use super::Sim;
 use crate::cil::ItemKind;
-use crate::format::BUF_CHUNKS;
+use crate::format::{BUF_CHUNKS, FORK_MAX};
 use crate::layout::{self, item_daddr, MAX_ITEMS, META_BB, SHARED_ITEMS};
 use crate::scenario::WorkloadKind;
 use crate::units::{Lsn, TaskId};
@@ -32,9 +32,6 @@ impl Item {
         Item { id, daddr: item_daddr(id), kind, version: 0, pinned: 0, cil_seq: 0, flushing: None, shadow_size: 0 }
     }
 }
-
-/// Largest inline extent list / attribute fork the workloads grow to, in bytes.
-const FORK_MAX: u32 = 2048;
 
 impl Sim {
     /// A run of `n` dirty chunks at a random place in a 4 KiB buffer.
