@@ -429,7 +429,7 @@ pub struct RegionRecovery {
 /// from block 0. There is no data device: what would be replayed is counted, not written.
 /// Arbitrary bytes give a report or an error, never a panic (a fuzz target holds it to that).
 pub fn recover_log_region(log: &[u8]) -> Result<RegionRecovery, String> {
-    if log.len() < 2 * SECTOR || log.len() % SECTOR != 0 {
+    if log.len() < 2 * SECTOR || !log.len().is_multiple_of(SECTOR) {
         return Err(format!(
             "a log region is a whole number of 512-byte blocks, at least 2; this one is {} bytes",
             log.len()
