@@ -3,7 +3,7 @@
 
 use gloo_timers::callback::Timeout;
 use std::rc::Rc;
-use xlog::{find_preset, url, Ns, Scenario, DEFAULT_PRESET};
+use xlog::{find_preset, url, CrashLink, Ns, Scenario, DEFAULT_PRESET};
 use yew::prelude::*;
 
 /// The scenario a page load opens.
@@ -16,6 +16,9 @@ pub struct Opened {
     pub at: Option<Ns>,
     /// Why the link could not be opened as written (the default scenario opened instead).
     pub error: Option<String>,
+    /// The crash a link names (`crash_event`, `crash_state`, `crash_budget`): the lab opens
+    /// paused at that event with the crash view on that state.
+    pub crash: Option<CrashLink>,
 }
 
 impl Default for Opened {
@@ -27,7 +30,7 @@ impl Default for Opened {
 impl Opened {
     fn default_scenario(error: Option<String>) -> Opened {
         let scenario = find_preset(DEFAULT_PRESET).unwrap_or_default();
-        Opened { scenario, preset: DEFAULT_PRESET.into(), at: None, error }
+        Opened { scenario, preset: DEFAULT_PRESET.into(), at: None, error, crash: None }
     }
 }
 
@@ -52,7 +55,15 @@ pub fn open(search: &str) -> Opened {
             )))
         }
     };
-    Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None }
+    let crash = match CrashLink::parse(search) {
+        Ok(c) => c,
+        Err(e) => {
+            return Opened::default_scenario(Some(format!(
+                "This link could not be opened ({e}); showing the default scenario."
+            )))
+        }
+    };
+    Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None, crash }
 }
 
 /// The query of a link to what `o` shows (relative to its preset), or "" for the default.
@@ -114,6 +125,15 @@ mod tests {
         assert_eq!(open(&link_query(&o)).scenario, o.scenario);
         let d = open("");
         assert_eq!(link_query(&d), format!("?preset={DEFAULT_PRESET}"));
+    }
+
+    #[test]
+    fn a_crash_link_opens_its_crash() {
+        let o = open("?preset=small-crash&crash_event=812&crash_state=3&crash_budget=64");
+        assert_eq!(o.crash, Some(CrashLink { event: 812, state: Some(3), budget: Some(64) }));
+        assert_eq!(o.error, None);
+        let e = open("?preset=small-crash&crash_event=soon").error.unwrap();
+        assert!(e.contains("crash_event") && e.contains("'soon'"), "{e}");
     }
 
     #[test]

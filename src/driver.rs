@@ -11,8 +11,8 @@ use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
 use xlog::{
-    AilView, CilView, DevicePanel, IclogsView, IoSpan, LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, View,
-    Watch, NS_PER_MS, NS_PER_SEC,
+    explore_crash_state, AilView, CilView, CrashReport, DevicePanel, IclogsView, IoSpan, LogSpaceView, Metrics,
+    Milestone, Ns, Scenario, Sim, View, Watch, NS_PER_MS, NS_PER_SEC,
 };
 use yew::prelude::*;
 
@@ -206,6 +206,19 @@ impl Lab {
         let now = self.sim.borrow().now();
         self.seek(now.saturating_sub(self.state.speed_ns));
     }
+    /// Every disk state a crash now may leave (at most `budget`, sampled beyond), recovered
+    /// from the device bytes and judged; `state` checks just that one (a crash link's).
+    pub fn crash_now(&self, budget: u32, state: Option<u64>) -> CrashReport {
+        let sim = self.sim.borrow();
+        let mut report = CrashReport::default();
+        let seed = sim.scenario().seed;
+        explore_crash_state(&sim, budget as u64, seed, state, &mut report);
+        report
+    }
+    /// The run's current event count (where a crash now would happen).
+    pub fn events(&self) -> u64 {
+        self.frame.events
+    }
     /// Time-travel snapshots held.
     pub fn keyframes(&self) -> usize {
         self.keyframes.borrow().count()
@@ -252,14 +265,23 @@ fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>, series: &RefCell<Se
 /// Builds the simulation the page opened with and runs it to `at` (the same events as one
 /// `run_until(at)`, so its trace hash equals `loglab run --until`).
 fn build(opened: &Opened) -> (Sim, Option<String>) {
-    let made = Sim::new(&opened.scenario).map(|mut sim| {
+    let made = Sim::new(&opened.scenario).and_then(|mut sim| {
         sim.keep_timeline(TIMELINE_RECORD);
         if let Some(at) = opened.at {
             sim.set_keep_trace(false);
             sim.run_until(at);
             sim.set_keep_trace(true);
         }
-        sim
+        if let Some(c) = opened.crash {
+            // As `loglab crash` replays a link: the same run, stopped on that event.
+            sim.set_keep_trace(false);
+            while sim.events() < c.event && sim.step().is_some() {}
+            sim.set_keep_trace(true);
+            if sim.events() != c.event {
+                return Err(format!("crash_event: {} is past the run's last event ({})", c.event, sim.events()));
+            }
+        }
+        Ok(sim)
     });
     match made {
         Ok(sim) => (sim, None),

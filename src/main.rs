@@ -15,9 +15,9 @@ mod state;
 
 use address::Opened;
 use components::{
-    ail::AilPanel, cil::CilPanel, controls::Controls, devices::DevicesPanel, help::Help, logbar::LogBar,
-    panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, settings::Settings, stats::Stats,
-    tasks::TasksPanel, timeline::Timeline, watches::Watches, whatif::WhatIf,
+    ail::AilPanel, cil::CilPanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel, help::Help,
+    logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, settings::Settings,
+    stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -60,7 +60,7 @@ fn lab_page(p: &LabPageProps) -> Html {
         Callback::from(move |(name, fixed): (String, bool)| {
             if let Ok(e) = find_preset_entry(&name) {
                 let scenario = if fixed { e.fixed() } else { e.scenario() };
-                lab.set_scenario(Opened { scenario, preset: name, at: None, error: None });
+                lab.set_scenario(Opened { scenario, preset: name, at: None, error: None, crash: None });
             }
         })
     };
@@ -70,7 +70,7 @@ fn lab_page(p: &LabPageProps) -> Html {
             let mut s = opened.scenario.clone();
             s.set(&k, &v)?;
             s.validate()?;
-            lab.set_scenario(Opened { scenario: s, preset: opened.preset.clone(), at: None, error: None });
+            lab.set_scenario(Opened { scenario: s, preset: opened.preset.clone(), at: None, error: None, crash: None });
             Ok(())
         })
     };
@@ -111,6 +111,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     if shows(Panel::Ring) { <IclogRing view={v.clone()} iclogs={frame.iclogs.clone()} /> }
                     if shows(Panel::LogSpace) { <LogBar view={v.clone()} space={frame.space.clone()} /> }
                     if shows(Panel::Devices) { <DevicesPanel devices={frame.devices.clone()} /> }
+                    if shows(Panel::Crash) { <CrashPanel /> }
                 </section>
                 <section>
                     if shows(Panel::Timeline) { <Timeline spans={frame.timeline.clone()} now={v.now_ns} space={frame.space.clone()}

@@ -32,10 +32,11 @@ pub enum Panel {
     Cil,
     Ail,
     Tasks,
+    Crash,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 9] = [
+    pub const ALL: [Panel; 10] = [
         Panel::Ring,
         Panel::LogSpace,
         Panel::Devices,
@@ -45,6 +46,7 @@ impl Panel {
         Panel::Cil,
         Panel::Ail,
         Panel::Tasks,
+        Panel::Crash,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -57,6 +59,7 @@ impl Panel {
             Panel::Cil => "CIL",
             Panel::Ail => "AIL",
             Panel::Tasks => "tasks",
+            Panel::Crash => "crash",
         }
     }
 }

@@ -2,6 +2,7 @@
 pub mod ail;
 pub mod cil;
 pub mod controls;
+pub mod crash;
 pub mod devices;
 pub mod help;
 pub mod logbar;

@@ -1,0 +1,61 @@
+// Crash and recover in the lab: "Crash now" judges every disk state a power cut at this event
+// may leave, with the same counts as `loglab crash` at that event; a crash example link the
+// CLI prints opens on that very state and its verdict.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
+const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+const ORIGIN = 'http://127.0.0.1:8080/';
+
+let server, browser;
+before(async () => { server = await serveDist(); browser = await openBrowser(); fs.mkdirSync(ARTIFACTS, { recursive: true }); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+function crashJson(args) {
+  assert.ok(LOGLAB, `the loglab binary is missing under ${target}: cargo build -p loglab`);
+  return JSON.parse(execFileSync(LOGLAB, ['crash', ...args, '--json']).toString());
+}
+const sum = (o) => Object.values(o).reduce((a, b) => a + b, 0);
+const verdict = (page) => page.$eval('[data-testid="crash-verdict"]', (e) => ({ ...e.dataset, text: e.textContent }));
+
+test('Crash now checks the same states as loglab crash at that event, with the same verdict', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=small-crash&at=3ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.selectOption('[data-testid="crash-budget"]', '256');
+  await page.click('[data-testid="crash-now"]');
+  const v = await verdict(page);
+  assert.ok(Number(v.states) > 1, `more than one crash state at this instant (${v.states})`);
+  const cli = crashJson(['--url', `${ORIGIN}?preset=small-crash&crash_event=${v.event}&crash_budget=256`]);
+  assert.equal(Number(v.states), cli.crash_states, 'crash states');
+  assert.equal(Number(v.violations), sum(cli.violations), 'violations');
+  assert.match(v.text, /every invariant holds|violations/);
+  assert.equal(await page.locator('[data-testid="crash-verdict"] li').count(), 11, 'each named invariant, pass or fail');
+  await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash.png') });
+  assert.deepEqual(errors, []);
+});
+
+test("a crash example link from loglab crash --json opens on that state and names the violated invariant", async () => {
+  const { page, errors } = browser;
+  const found = crashJson(['--preset', 'series-v1-external-log', '--crash-points', '12']);
+  assert.ok(found.examples.length > 0, 'the historic bug is caught');
+  const ex = found.examples[0];
+  const replay = crashJson(['--url', ex.url]);
+  await page.goto(ex.url.replace(ORIGIN, server.url));
+  await page.waitForSelector('[data-testid="crash-verdict"]', { timeout: 30000 });
+  const v = await verdict(page);
+  assert.equal(Number(v.event), ex.event, 'paused on the crash event');
+  assert.equal(Number(v.states), replay.crash_states, 'the one state the link names');
+  assert.equal(Number(v.violations), sum(replay.violations));
+  assert.ok(Number(v.violations) > 0);
+  assert.match(v.text, new RegExp(`✗ violated${ex.invariant}`), `names ${ex.invariant}`);
+  await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash-bug.png') });
+  assert.deepEqual(errors, []);
+});
