@@ -17,7 +17,7 @@ use address::Opened;
 use components::{
     ail::AilPanel, cil::CilPanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel, help::Help,
     logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, settings::Settings,
-    stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches, whatif::WhatIf,
+    sizing::SizingPanel, stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -112,6 +112,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     if shows(Panel::LogSpace) { <LogBar view={v.clone()} space={frame.space.clone()} /> }
                     if shows(Panel::Devices) { <DevicesPanel devices={frame.devices.clone()} /> }
                     if shows(Panel::Crash) { <CrashPanel /> }
+                    if shows(Panel::Sizing) { <SizingPanel /> }
                 </section>
                 <section>
                     if shows(Panel::Timeline) { <Timeline spans={frame.timeline.clone()} now={v.now_ns} space={frame.space.clone()}

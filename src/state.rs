@@ -33,10 +33,11 @@ pub enum Panel {
     Ail,
     Tasks,
     Crash,
+    Sizing,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 10] = [
+    pub const ALL: [Panel; 11] = [
         Panel::Ring,
         Panel::LogSpace,
         Panel::Devices,
@@ -47,6 +48,7 @@ impl Panel {
         Panel::Ail,
         Panel::Tasks,
         Panel::Crash,
+        Panel::Sizing,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -60,6 +62,7 @@ impl Panel {
             Panel::Ail => "AIL",
             Panel::Tasks => "tasks",
             Panel::Crash => "crash",
+            Panel::Sizing => "mkfs log sizing",
         }
     }
 }
@@ -100,7 +103,8 @@ impl LabState {
             watches: Vec::new(),
             hit: None,
             branches: Vec::new(),
-            hidden: Vec::new(),
+            // The sizing workbench is an experiment of its own: shown on request.
+            hidden: vec![Panel::Sizing],
             help: false,
         }
     }

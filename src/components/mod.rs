@@ -11,6 +11,7 @@ pub mod picker;
 pub mod plots;
 pub mod ring;
 pub mod settings;
+pub mod sizing;
 pub mod stats;
 pub mod tasks;
 pub mod timeline;
