@@ -11,8 +11,8 @@ use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
 use xlog::{
-    explore_crash_state, AilView, CilView, CrashReport, DevicePanel, IclogsView, IoSpan, LogSpaceView, Metrics,
-    Milestone, Ns, Scenario, Sim, View, Watch, NS_PER_MS, NS_PER_SEC,
+    explore_crash_state, trace_cmd_header, writer_comm, AilView, CilView, CrashReport, DevicePanel, IclogsView, IoSpan,
+    LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
 };
 use yew::prelude::*;
 
@@ -214,6 +214,27 @@ impl Lab {
         let seed = sim.scenario().seed;
         explore_crash_state(&sim, budget as u64, seed, state, &mut report);
         report
+    }
+    /// The trace-cmd text of this run up to now (`loglab trace --until` for a link's `at=`),
+    /// keeping only `only` when it names an event: the scenario is run again from the start,
+    /// so what-if branches are not in it.
+    pub fn trace_to_now(&self, only: &str) -> Result<String, String> {
+        let target = self.sim.borrow().events();
+        let s = &self.state.opened.scenario;
+        let mut sim = Sim::new(s)?;
+        let mut p = TraceCmdPrinter::new(writer_comm(s));
+        let keep = |name: &str| only.is_empty() || name == only;
+        let mut lines = Vec::new();
+        while sim.events() < target {
+            let Some(evs) = sim.step() else { break };
+            lines.extend(evs.iter().filter_map(|ev| p.line_if(ev, keep)));
+        }
+        let mut text = trace_cmd_header(lines.len() as u64);
+        for l in lines {
+            text.push_str(&l);
+            text.push('\n');
+        }
+        Ok(text)
     }
     /// The run's current event count (where a crash now would happen).
     pub fn events(&self) -> u64 {

@@ -17,7 +17,8 @@ use address::Opened;
 use components::{
     ail::AilPanel, cil::CilPanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel, help::Help,
     logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, settings::Settings,
-    sizing::SizingPanel, stats::Stats, tasks::TasksPanel, timeline::Timeline, watches::Watches, whatif::WhatIf,
+    sizing::SizingPanel, stats::Stats, tasks::TasksPanel, timeline::Timeline, trace::TracePanel, watches::Watches,
+    whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -123,6 +124,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     if shows(Panel::Cil) { <CilPanel cil={frame.cil.clone()} /> }
                     if shows(Panel::Ail) { <AilPanel ail={frame.ail.clone()} /> }
                     if shows(Panel::Tasks) { <TasksPanel view={v.clone()} /> }
+                    if shows(Panel::Trace) { <TracePanel /> }
                 </section>
             </main>
             <Help />

@@ -34,10 +34,11 @@ pub enum Panel {
     Tasks,
     Crash,
     Sizing,
+    Trace,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 11] = [
+    pub const ALL: [Panel; 12] = [
         Panel::Ring,
         Panel::LogSpace,
         Panel::Devices,
@@ -49,6 +50,7 @@ impl Panel {
         Panel::Tasks,
         Panel::Crash,
         Panel::Sizing,
+        Panel::Trace,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -63,6 +65,7 @@ impl Panel {
             Panel::Tasks => "tasks",
             Panel::Crash => "crash",
             Panel::Sizing => "mkfs log sizing",
+            Panel::Trace => "trace",
         }
     }
 }
@@ -103,8 +106,8 @@ impl LabState {
             watches: Vec::new(),
             hit: None,
             branches: Vec::new(),
-            // The sizing workbench is an experiment of its own: shown on request.
-            hidden: vec![Panel::Sizing],
+            // The sizing workbench and the trace are tools of their own: shown on request.
+            hidden: vec![Panel::Sizing, Panel::Trace],
             help: false,
         }
     }

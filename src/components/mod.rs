@@ -15,5 +15,6 @@ pub mod sizing;
 pub mod stats;
 pub mod tasks;
 pub mod timeline;
+pub mod trace;
 pub mod watches;
 pub mod whatif;

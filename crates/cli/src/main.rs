@@ -86,6 +86,9 @@ enum Cmd {
         /// Keep only these events (repeatable), like `trace-cmd start -e`.
         #[arg(long = "event", value_name = "NAME")]
         events: Vec<String>,
+        /// Stop at this virtual time, with no wind-down (the trace the lab downloads at `at=`).
+        #[arg(long, value_name = "DURATION")]
+        until: Option<String>,
     },
     /// Crash the scenario at chosen events, recover each allowed disk state and check the invariants.
     #[command(
@@ -280,7 +283,9 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
         }
         Cmd::Run { scenario, json, trace, until } => run_cmd::run(&scenario, json, trace.as_deref(), until.as_deref()),
         Cmd::Sweep(a) => sweep_cmd::run(&a),
-        Cmd::Trace { scenario, format, events } => run_cmd::trace(&scenario.load()?, &format, &events),
+        Cmd::Trace { scenario, format, events, until } => {
+            run_cmd::trace(&scenario.load()?, &format, &events, until.as_deref())
+        }
         Cmd::Crash(a) => crash_cmd::run(&a),
         Cmd::Size(a) => size_cmd::run(&a),
         Cmd::Url { cmd } => match cmd {

@@ -4,22 +4,10 @@ use crate::ScenarioArgs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use xlog::{
-    format_duration, parse_duration, trace_cmd_header, Scenario, Sim, TraceCmdPrinter, WorkloadKind, REPORT_GROUPS,
+    format_duration, parse_duration, trace_cmd_header, writer_comm, Scenario, Sim, TraceCmdPrinter, REPORT_GROUPS,
 };
 
 /// The command name writer tasks get in traces: what ran the seed workloads.
-pub fn writer_comm(s: &Scenario) -> &'static str {
-    match s.workload {
-        WorkloadKind::SyncAppend => "xfs_io",
-        WorkloadKind::FsmarkCreate => "fs_mark",
-        WorkloadKind::FsyncHeavy => "dbench",
-        WorkloadKind::BtreeChurn => "fsstress",
-        WorkloadKind::DirRemove => "rm",
-        WorkloadKind::RtAlloc => "rtwrite",
-        WorkloadKind::CreateRemove => "fs_mark",
-    }
-}
-
 pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>, until: Option<&str>) -> Result<(), String> {
     let s = args.load()?;
     let until = until
@@ -39,7 +27,7 @@ pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>, until: Opti
         let format = if path.extension().is_some_and(|e| e == "json") { "json" } else { "trace-cmd" };
         let f = std::fs::File::create(path).map_err(|e| format!("--trace {}: {e}", path.display()))?;
         let mut out = BufWriter::new(f);
-        write_trace(&s, format, &[], &mut out).map_err(|e| format!("--trace {}: {e}", path.display()))?;
+        write_trace(&s, format, &[], None, &mut out).map_err(|e| format!("--trace {}: {e}", path.display()))?;
         out.flush().map_err(|e| format!("--trace {}: {e}", path.display()))?;
     }
     let mut sim = Sim::new(&s)?;
@@ -80,10 +68,11 @@ fn print_report(v: &serde_json::Value) {
     }
 }
 
-pub fn trace(s: &Scenario, format: &str, events: &[String]) -> Result<(), String> {
+pub fn trace(s: &Scenario, format: &str, events: &[String], until: Option<&str>) -> Result<(), String> {
+    let until = until.map(|u| parse_duration("--until", u)).transpose()?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    match write_trace(s, format, events, &mut out).and_then(|_| out.flush()) {
+    match write_trace(s, format, events, until, &mut out).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         // A closed pipe (`| head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -100,14 +89,25 @@ fn check_format(format: &str) -> Result<(), String> {
 
 /// Writes a run's events. trace-cmd text needs the entry count in its header: small traces
 /// are held, big ones are counted and the (deterministic) run is done a second time.
-fn write_trace(s: &Scenario, format: &str, only: &[String], out: &mut impl Write) -> std::io::Result<()> {
+fn write_trace(
+    s: &Scenario,
+    format: &str,
+    only: &[String],
+    until: Option<u64>,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
     check_format(format).map_err(std::io::Error::other)?;
     let keep = |name: &str| only.is_empty() || only.iter().any(|e| e == name);
     let comm = writer_comm(s);
     let each = |f: &mut dyn FnMut(&xlog::TraceEvent, String) -> std::io::Result<()>| -> std::io::Result<()> {
         let mut sim = Sim::new(s).map_err(std::io::Error::other)?;
         let mut p = TraceCmdPrinter::new(comm);
-        while let Some(evs) = sim.step() {
+        loop {
+            // --until: the events `run --until` runs (those at or before it), no wind-down.
+            if until.is_some_and(|u| sim.is_hung() || sim.next_event_at().is_none_or(|t| t > u)) {
+                break;
+            }
+            let Some(evs) = sim.step() else { break };
             for ev in evs {
                 if let Some(line) = p.line_if(ev, keep) {
                     f(ev, line)?;

@@ -232,3 +232,20 @@ fn the_text_report_groups_every_metric_once_with_units() {
     assert!(p99.ends_with(" ms"), "{p99}");
     assert!(text.contains("reproduce: http://127.0.0.1:8080/?preset=small-crash"));
 }
+
+#[test]
+fn trace_until_is_the_start_of_the_whole_trace_up_to_that_time() {
+    let text =
+        |args: &[&str]| String::from_utf8(loglab().args(args).assert().success().get_output().stdout.clone()).unwrap();
+    let body = |t: &str| t.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
+    let whole = body(&text(&["trace", "--preset", "small-crash", "--duration", "10ms"]));
+    let until = text(&["trace", "--preset", "small-crash", "--duration", "10ms", "--until", "2ms"]);
+    let part = body(&until);
+    assert!(!part.is_empty() && part.len() < whole.len());
+    assert_eq!(part[..], whole[..part.len()], "a prefix of the whole run's trace");
+    assert!(until.contains(&format!("entries-in-buffer/entries-written: {}/{}", part.len(), part.len())));
+    // Every kept event is at or before 2 ms; the next one in the whole trace is after it.
+    let stamp = |l: &str| l.split_whitespace().nth(3).unwrap().trim_end_matches(':').parse::<f64>().unwrap();
+    assert!(part.iter().all(|l| stamp(l) <= 0.002));
+    assert!(stamp(&whole[part.len()]) > 0.002);
+}

@@ -53,7 +53,7 @@ pub use sim::{
     View, Watch, WriterState, BRANCH_KEYS, VIEW_LIST_MAX,
 };
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
-pub use tracefmt::{trace_cmd_header, trace_cmd_text, TraceCmdPrinter};
+pub use tracefmt::{trace_cmd_header, trace_cmd_text, writer_comm, TraceCmdPrinter};
 pub use units::{
     format_duration, format_size, parse_duration, parse_size, Lsn, Ns, TaskId, BBSIZE, NS_PER_MS, NS_PER_SEC, NS_PER_US,
 };

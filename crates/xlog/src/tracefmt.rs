@@ -4,6 +4,7 @@
 
 use crate::grant::XLOG_TIC_PERM_RESERV;
 use crate::iclog::icl_flags_str;
+use crate::scenario::{Scenario, WorkloadKind};
 use crate::sim::tasks::{TASK_IOEND, TASK_LOG_WORKER, TASK_PUSH_BASE, TASK_XFSAILD};
 use crate::trace::{TraceEvent, TraceKind};
 use crate::units::{Lsn, NS_PER_SEC};
@@ -241,6 +242,19 @@ fn li_type(inode: bool) -> &'static str {
 }
 
 /// A whole run's trace in trace-cmd text (header included).
+/// The command name the workload's writer tasks run under in a trace (what the seeds ran).
+pub fn writer_comm(s: &Scenario) -> &'static str {
+    match s.workload {
+        WorkloadKind::SyncAppend => "xfs_io",
+        WorkloadKind::FsmarkCreate => "fs_mark",
+        WorkloadKind::FsyncHeavy => "dbench",
+        WorkloadKind::BtreeChurn => "fsstress",
+        WorkloadKind::DirRemove => "rm",
+        WorkloadKind::RtAlloc => "rtwrite",
+        WorkloadKind::CreateRemove => "fs_mark",
+    }
+}
+
 pub fn trace_cmd_text(events: &[TraceEvent], writer_comm: &str) -> String {
     let mut p = TraceCmdPrinter::new(writer_comm);
     let lines: Vec<String> = events.iter().filter_map(|e| p.line(e)).collect();

@@ -76,6 +76,11 @@ impl Sim {
     pub fn checkpoints_unstable_at_completion(&self) -> u64 {
         self.monitor.ckpt_unstable_at_completion
     }
+    /// Virtual time of the next queued event, if any.
+    pub fn next_event_at(&self) -> Option<Ns> {
+        self.queue.peek().map(|Reverse((t, _, _))| *t)
+    }
+
     pub fn is_hung(&self) -> bool {
         self.hung
     }
