@@ -86,10 +86,67 @@ pub struct Frame {
     pub plots: Rc<Vec<Vec<(f64, f64)>>>,
     /// What changed since the frame before, for the live region.
     pub narration: Rc<Vec<String>>,
+    /// The run it is being compared with, on the same clock.
+    pub compare: Option<Rc<CompareFrame>>,
     /// Events processed so far.
     pub events: u64,
     /// Bumped on every publish: panels compare it to skip work on unchanged frames.
     pub generation: u64,
+}
+
+/// A second run of the scenario with one knob different, kept on the first run's clock.
+pub struct Compare {
+    pub key: String,
+    pub value: String,
+    scenario: Scenario,
+    sim: Sim,
+}
+
+impl Compare {
+    fn new(base: &Scenario, key: &str, value: &str) -> Result<Compare, String> {
+        let mut s = base.clone();
+        s.set(key, value)?;
+        s.validate()?;
+        let mut sim = Sim::new(&s)?;
+        sim.keep_timeline(TIMELINE_RECORD);
+        Ok(Compare { key: key.into(), value: value.into(), scenario: s, sim })
+    }
+
+    /// Brings the second run to `now`: forward by running, back by starting again.
+    fn follow(&mut self, now: Ns) {
+        if self.sim.now() > now {
+            if let Ok(mut sim) = Sim::new(&self.scenario) {
+                sim.keep_timeline(TIMELINE_RECORD);
+                self.sim = sim;
+            }
+        }
+        self.sim.run_until(now);
+    }
+}
+
+/// What the compare panel draws of the second run.
+#[derive(Debug, PartialEq)]
+pub struct CompareFrame {
+    /// `key=value`, the knob that differs.
+    pub label: String,
+    pub now_ns: Ns,
+    pub metrics: Rc<Metrics>,
+    pub timeline: Rc<Vec<IoSpan>>,
+    pub timeline_from: Ns,
+    pub space: Rc<LogSpaceView>,
+    pub lanes: Vec<String>,
+}
+
+/// The flush timeline's recent requests, at most `TIMELINE_MAX`, and from when they are complete.
+fn recent_requests(sim: &Sim) -> (Vec<IoSpan>, Ns) {
+    let mut timeline = sim.timeline_since(sim.now().saturating_sub(TIMELINE_NS));
+    let cut = timeline.len().saturating_sub(TIMELINE_MAX);
+    timeline.drain(..cut);
+    let from = match timeline.first() {
+        Some(s) if cut > 0 => s.submit_ns,
+        _ => sim.now().saturating_sub(TIMELINE_NS),
+    };
+    (timeline, from)
 }
 
 /// The lab as components see it: the latest frame, the UI state, and intents.
@@ -106,6 +163,7 @@ pub struct Lab {
     pub reached: Ns,
     pub frame_times: Rc<RefCell<FrameTimes>>,
     publish: Rc<dyn Fn()>,
+    compare: Rc<RefCell<Option<Compare>>>,
 }
 
 impl PartialEq for Lab {
@@ -236,6 +294,18 @@ impl Lab {
         }
         Ok(text)
     }
+    /// Runs the scenario a second time with `key=value`, on this run's clock (compare mode).
+    pub fn compare_with(&self, key: &str, value: &str) -> Result<(), String> {
+        let mut c = Compare::new(&self.state.opened.scenario, key, value)?;
+        c.follow(self.sim.borrow().now());
+        *self.compare.borrow_mut() = Some(c);
+        (self.publish)();
+        Ok(())
+    }
+    pub fn stop_compare(&self) {
+        *self.compare.borrow_mut() = None;
+        (self.publish)();
+    }
     /// The run's current event count (where a crash now would happen).
     pub fn events(&self) -> u64 {
         self.frame.events
@@ -250,7 +320,13 @@ impl Lab {
     }
 }
 
-fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>, series: &RefCell<Series>) -> Frame {
+fn frame_of(
+    sim: &Sim,
+    compare: Option<&Compare>,
+    generation: u64,
+    prev: Option<&View>,
+    series: &RefCell<Series>,
+) -> Frame {
     let view = sim.view();
     let metrics = sim.metrics();
     series.borrow_mut().push(&view, &metrics);
@@ -259,14 +335,21 @@ fn frame_of(sim: &Sim, generation: u64, prev: Option<&View>, series: &RefCell<Se
         (0..PLOTS.len()).map(|k| s.points(k)).collect()
     };
     let narration = prev.map(|p| crate::narrate::narrate(p, &view)).unwrap_or_default();
-    let mut timeline = sim.timeline_since(sim.now().saturating_sub(TIMELINE_NS));
-    let cut = timeline.len().saturating_sub(TIMELINE_MAX);
-    timeline.drain(..cut);
-    let timeline_from = match timeline.first() {
-        Some(s) if cut > 0 => s.submit_ns,
-        _ => sim.now().saturating_sub(TIMELINE_NS),
-    };
+    let (timeline, timeline_from) = recent_requests(sim);
+    let compare = compare.map(|c| {
+        let (timeline, timeline_from) = recent_requests(&c.sim);
+        Rc::new(CompareFrame {
+            label: format!("{}={}", c.key, c.value),
+            now_ns: c.sim.now(),
+            metrics: Rc::new(c.sim.metrics()),
+            timeline: Rc::new(timeline),
+            timeline_from,
+            space: Rc::new(c.sim.log_space_view()),
+            lanes: c.sim.devices_view().iter().map(|d| format!("{} device ({})", d.role, d.profile)).collect(),
+        })
+    });
     Frame {
+        compare,
         narration: Rc::new(narration),
         view: Rc::new(view),
         metrics: Rc::new(metrics),
@@ -329,15 +412,21 @@ pub fn use_lab(state: UseReducerHandle<LabState>) -> Lab {
     let frame = {
         let sim = sim.clone();
         let series = series.clone();
-        use_state(move || Rc::new(frame_of(&sim.borrow(), 0, None, &series)))
+        use_state(move || Rc::new(frame_of(&sim.borrow(), None, 0, None, &series)))
     };
+    let compare = use_mut_ref(|| None::<Compare>);
     let publish: Rc<dyn Fn()> = {
-        let (sim, frame, series) = (sim.clone(), frame.clone(), series.clone());
+        let (sim, frame, series, compare) = (sim.clone(), frame.clone(), series.clone(), compare.clone());
         let generation = use_mut_ref(|| 0u64);
         Rc::new(move || {
             *generation.borrow_mut() += 1;
             let prev = frame.view.clone();
-            frame.set(Rc::new(frame_of(&sim.borrow(), *generation.borrow(), Some(&prev), &series)));
+            let sim = sim.borrow();
+            let mut compare = compare.borrow_mut();
+            if let Some(c) = compare.as_mut() {
+                c.follow(sim.now());
+            }
+            frame.set(Rc::new(frame_of(&sim, compare.as_ref(), *generation.borrow(), Some(&prev), &series)));
         })
     };
     let reduced = *use_memo((), |_| prefers_reduced_motion());
@@ -419,5 +508,6 @@ pub fn use_lab(state: UseReducerHandle<LabState>) -> Lab {
         reached,
         frame_times,
         publish,
+        compare,
     }
 }

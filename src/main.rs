@@ -15,8 +15,8 @@ mod state;
 
 use address::Opened;
 use components::{
-    ail::AilPanel, cil::CilPanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel, help::Help,
-    logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, settings::Settings,
+    ail::AilPanel, cil::CilPanel, compare::ComparePanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel,
+    help::Help, logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, settings::Settings,
     sizing::SizingPanel, stats::Stats, tasks::TasksPanel, timeline::Timeline, trace::TracePanel, watches::Watches,
     whatif::WhatIf,
 };
@@ -125,6 +125,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     if shows(Panel::Ail) { <AilPanel ail={frame.ail.clone()} /> }
                     if shows(Panel::Tasks) { <TasksPanel view={v.clone()} /> }
                     if shows(Panel::Trace) { <TracePanel /> }
+                    if shows(Panel::Compare) { <ComparePanel /> }
                 </section>
             </main>
             <Help />

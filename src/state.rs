@@ -35,10 +35,11 @@ pub enum Panel {
     Crash,
     Sizing,
     Trace,
+    Compare,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 12] = [
+    pub const ALL: [Panel; 13] = [
         Panel::Ring,
         Panel::LogSpace,
         Panel::Devices,
@@ -51,6 +52,7 @@ impl Panel {
         Panel::Crash,
         Panel::Sizing,
         Panel::Trace,
+        Panel::Compare,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -66,6 +68,7 @@ impl Panel {
             Panel::Crash => "crash",
             Panel::Sizing => "mkfs log sizing",
             Panel::Trace => "trace",
+            Panel::Compare => "compare",
         }
     }
 }
@@ -106,8 +109,8 @@ impl LabState {
             watches: Vec::new(),
             hit: None,
             branches: Vec::new(),
-            // The sizing workbench and the trace are tools of their own: shown on request.
-            hidden: vec![Panel::Sizing, Panel::Trace],
+            // The sizing workbench, the trace and compare mode are tools of their own: shown on request.
+            hidden: vec![Panel::Sizing, Panel::Trace, Panel::Compare],
             help: false,
         }
     }

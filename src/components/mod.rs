@@ -1,6 +1,7 @@
 //! The lab's components: each takes data and callbacks, never the simulation.
 pub mod ail;
 pub mod cil;
+pub mod compare;
 pub mod controls;
 pub mod crash;
 pub mod devices;

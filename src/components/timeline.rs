@@ -28,6 +28,9 @@ pub struct TimelineProps {
     pub lanes: Vec<String>,
     /// The log space view: its newest checkpoints and their LSN ranges group the log records.
     pub space: Rc<LogSpaceView>,
+    /// Only the drawing and the hover line (compare mode shows two, one above the other).
+    #[prop_or(false)]
+    pub compact: bool,
 }
 
 fn describe(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
@@ -171,18 +174,18 @@ pub fn timeline(p: &TimelineProps) -> Html {
     });
     html! {
         <div class="panel timeline" data-testid="timeline" data-brackets={brackets.len().to_string()} data-log-writes={log_writes.to_string()} data-preflush={flagged.to_string()}>
-            <h2>{ format!("flush timeline — the last {:.2} ms", p.window as f64 / 1e6) }</h2>
-            <p class="what">{ "Every block request the journal issues, as it happens, one lane per device. Stacked bars are requests in flight \
+            if !p.compact { <h2>{ format!("flush timeline — the last {:.2} ms", p.window as f64 / 1e6) }</h2> }
+            if !p.compact { <p class="what">{ "Every block request the journal issues, as it happens, one lane per device. Stacked bars are requests in flight \
                 together. A black tick at a bar's start is PREFLUSH (flush the cache first), at its end FUA (this write goes straight to media); a cache flush \
-                ends in a black corner when the cache is stable. A bracket above groups the log records of one checkpoint, from its first record to its commit record." }</p>
+                ends in a black corner when the cache is stable. A bracket above groups the log records of one checkpoint, from its first record to its commit record." }</p> }
             <canvas ref={canvas} onmousemove={on_move} role="img"
                 aria-label={format!("{} requests; {log_writes} log writes, {flagged} with PREFLUSH", p.spans.len())}
                 style={format!("width:100%;height:{height}px")} />
-            <div class="legend">
+            if !p.compact { <div class="legend">
                 { for palette::REQUEST_LEGEND.iter().map(|(c, what)| html! { <span style={format!("--c:{c}")}>{ *what }</span> }) }
                 <span style={format!("--c:{}", palette::INK)}>{ "PREFLUSH / FUA tick, flush done" }</span>
                 <span style={format!("--c:{}", palette::BLUE)} class="line">{ format!("checkpoint bracket ({} shown)", brackets.len()) }</span>
-            </div>
+            </div> }
             <p class="hover" data-testid="timeline-hover">{ hover.as_deref().unwrap_or("Hover over a bar to see what it carries.") }</p>
         </div>
     }
