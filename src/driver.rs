@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use xlog::{
     explore_crash_state, trace_cmd_header, writer_comm, AilView, CilView, CrashReport, DevicePanel, IclogsView, IoSpan,
-    LogSpaceView, Metrics, Milestone, Ns, Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
+    LogSpaceView, Metrics, Milestone, Ns, RtView, Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
 };
 use yew::prelude::*;
 
@@ -64,6 +64,9 @@ const TIMELINE_RECORD: usize = 20_000;
 /// Most events one "step to" may run before it gives up (about a second of wasm time).
 const STEP_TO_BUDGET: u64 = 300_000;
 
+/// Columns of the realtime summary heat map.
+const RSUM_COLUMNS: usize = 256;
+
 /// Most events one frame runs: about 10 ms of model time in Chromium's wasm.
 pub const FRAME_EVENT_BUDGET: u64 = 4000;
 
@@ -88,6 +91,8 @@ pub struct Frame {
     pub narration: Rc<Vec<String>>,
     /// The run it is being compared with, on the same clock.
     pub compare: Option<Rc<CompareFrame>>,
+    /// The realtime summary, for a scenario with a realtime device.
+    pub rt: Option<Rc<RtView>>,
     /// Events processed so far.
     pub events: u64,
     /// Bumped on every publish: panels compare it to skip work on unchanged frames.
@@ -350,6 +355,7 @@ fn frame_of(
     });
     Frame {
         compare,
+        rt: sim.rt_view(RSUM_COLUMNS).map(Rc::new),
         narration: Rc::new(narration),
         view: Rc::new(view),
         metrics: Rc::new(metrics),

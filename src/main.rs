@@ -16,9 +16,9 @@ mod state;
 use address::Opened;
 use components::{
     ail::AilPanel, cil::CilPanel, compare::ComparePanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel,
-    help::Help, logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, settings::Settings,
-    sizing::SizingPanel, stats::Stats, tasks::TasksPanel, timeline::Timeline, trace::TracePanel, watches::Watches,
-    whatif::WhatIf,
+    help::Help, logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, rsum::RsumPanel,
+    settings::Settings, sizing::SizingPanel, stats::Stats, tasks::TasksPanel, timeline::Timeline, trace::TracePanel,
+    watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -126,6 +126,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     if shows(Panel::Tasks) { <TasksPanel view={v.clone()} /> }
                     if shows(Panel::Trace) { <TracePanel /> }
                     if shows(Panel::Compare) { <ComparePanel /> }
+                    if shows(Panel::Rsum) && frame.rt.is_some() { <RsumPanel rt={frame.rt.clone()} /> }
                 </section>
             </main>
             <Help />

@@ -36,10 +36,11 @@ pub enum Panel {
     Sizing,
     Trace,
     Compare,
+    Rsum,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 13] = [
+    pub const ALL: [Panel; 14] = [
         Panel::Ring,
         Panel::LogSpace,
         Panel::Devices,
@@ -53,6 +54,7 @@ impl Panel {
         Panel::Sizing,
         Panel::Trace,
         Panel::Compare,
+        Panel::Rsum,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -69,6 +71,7 @@ impl Panel {
             Panel::Sizing => "mkfs log sizing",
             Panel::Trace => "trace",
             Panel::Compare => "compare",
+            Panel::Rsum => "realtime summary",
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod panels;
 pub mod picker;
 pub mod plots;
 pub mod ring;
+pub mod rsum;
 pub mod settings;
 pub mod sizing;
 pub mod stats;

@@ -384,6 +384,29 @@ impl RtAlloc {
         None
     }
 
+    /// The summary counters for a picture `cols` columns wide: each column a run of bitmap
+    /// blocks, per level the sum of its counters; and per column the lowest cached level
+    /// (`None` without the cache).
+    pub fn summary_columns(&self, cols: usize) -> (u64, Vec<Vec<u32>>, Option<Vec<u8>>) {
+        let rbm = self.geo.rbmblocks();
+        let per = rbm.div_ceil(cols.max(1) as u64).max(1);
+        let n = rbm.div_ceil(per) as usize;
+        let levels = self.geo.levels();
+        let mut grid = vec![vec![0u32; levels as usize]; n];
+        for l in 0..levels {
+            for b in 0..rbm {
+                let c = &mut grid[(b / per) as usize][l as usize];
+                *c = c.saturating_add(self.summary[self.sumoffs(l, b)]);
+            }
+        }
+        let cache = self.cache.as_ref().map(|c| {
+            (0..n)
+                .map(|k| c[k * per as usize..((k + 1) * per as usize).min(c.len())].iter().copied().min().unwrap_or(0))
+                .collect()
+        });
+        (per, grid, cache)
+    }
+
     /// Sum of all summary counters: the number of free extents (runs) on the device.
     pub fn free_runs(&self) -> u64 {
         self.summary.iter().map(|&c| c as u64).sum()
@@ -537,5 +560,20 @@ mod tests {
         // 5000 is taken now: the next near 5000 comes from its bitmap block.
         let (s, l) = a.allocate_near(5000, 1, 8).unwrap();
         assert!(l == 8 && a.bbno(s) == 0, "{s} {l}");
+    }
+
+    #[test]
+    fn summary_columns_keep_every_counter_and_the_lowest_cached_level() {
+        let a = fragmented(true, 7);
+        let (per, grid, cache) = a.summary_columns(100);
+        assert_eq!(grid.len() as u64, a.geo.rbmblocks().div_ceil(per));
+        assert_eq!(grid.iter().flatten().map(|&c| c as u64).sum::<u64>(), a.free_runs(), "no counter lost");
+        assert!(grid.iter().all(|col| col.len() == a.geo.levels() as usize));
+        let cache = cache.expect("the cache is on");
+        // The cache bounds each column from below: no counters under the lowest cached level.
+        for (col, &lo) in grid.iter().zip(&cache) {
+            assert!(col[..(lo as usize).min(col.len())].iter().all(|&c| c == 0));
+        }
+        assert!(fragmented(false, 7).summary_columns(100).2.is_none());
     }
 }

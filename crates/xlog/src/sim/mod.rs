@@ -53,7 +53,7 @@ pub use push::PushState;
 pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
     AilView, CheckpointPanel, CilView, CommittingPanel, DevicePanel, GrantHeadPanel, IclogPanel, IclogView, IclogsView,
-    LogSpaceView, TasksView, View, VIEW_LIST_MAX,
+    LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
 };
 pub use watch::Watch;
 pub use workload::Item;

@@ -394,3 +394,39 @@ mod tests {
         }
     }
 }
+
+/// The realtime summary (rsum) as a picture: levels by runs of bitmap blocks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RtView {
+    pub levels: u32,
+    pub rbmblocks: u64,
+    /// Bitmap blocks per column of `grid`.
+    pub blocks_per_column: u64,
+    /// `grid[column][level]`: free extents of that size class starting in those blocks.
+    pub grid: Vec<Vec<u32>>,
+    /// Per column, the lowest level the minimum-level cache allows (`None`: cache off).
+    pub cache: Option<Vec<u8>>,
+    pub summary_reads: u64,
+    pub bitmap_reads: u64,
+    pub free_extents: u64,
+    pub free_runs: u64,
+}
+
+impl Sim {
+    /// The realtime allocator's summary, `cols` columns wide; `None` without a realtime device.
+    pub fn rt_view(&self, cols: usize) -> Option<RtView> {
+        let rt = self.rt.as_deref()?;
+        let (blocks_per_column, grid, cache) = rt.summary_columns(cols);
+        Some(RtView {
+            levels: rt.geo.levels(),
+            rbmblocks: rt.geo.rbmblocks(),
+            blocks_per_column,
+            grid,
+            cache,
+            summary_reads: rt.summary_reads,
+            bitmap_reads: rt.bitmap_reads,
+            free_extents: rt.free_extents,
+            free_runs: rt.free_runs(),
+        })
+    }
+}
