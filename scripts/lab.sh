@@ -109,6 +109,8 @@ cmd_test() {
   say "fuzz: the link decoder, the scenario parser and recovery, 15 s each (libFuzzer on stable)"
   cargo fmt --manifest-path fuzz/Cargo.toml -- --check
   "$ROOT/scripts/fuzz.sh" all 15
+  say "cargo build --release -p loglab (the native side of the e2e speed comparison)"
+  cargo build --release -p loglab --locked
   say "trunk build --release"
   trunk build --release --offline
   say "end-to-end tests in headless Chromium"

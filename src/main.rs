@@ -1,6 +1,7 @@
 //! Log Lab in the browser: the Yew app around one `xlog` simulation.
 
 mod address;
+mod bench;
 mod canvas;
 mod components;
 mod driver;

@@ -2,13 +2,11 @@
 
 use serde_json::json;
 use std::time::Instant;
-use xlog::{find_preset, Sim, NS_PER_SEC};
+use xlog::{find_preset, Sim};
 
 pub fn run(as_json: bool) -> Result<(), String> {
-    // A 200-writer fsync-heavy run: the seed 000 shape.
-    let mut s = find_preset("fsync-heavy")?;
-    s.writers = 200;
-    s.duration = xlog::Duration(2 * NS_PER_SEC);
+    // A 200-writer fsync-heavy run: the seed 000 shape (the browser runs the same one).
+    let s = xlog::bench_scenario();
     let mut sim = Sim::new(&s)?;
     let t = Instant::now();
     sim.run();
@@ -21,6 +19,7 @@ pub fn run(as_json: bool) -> Result<(), String> {
     if as_json {
         let v = json!({
             "events": events,
+            "trace_hash": sim.metrics().trace_hash,
             "events_per_sec": events_per_sec,
             "crash_states": report.crash_states,
             "crash_states_per_sec": crash_states_per_sec,

@@ -39,7 +39,7 @@ pub use iclog::{icl_flags_str, IclogState};
 pub use log::Xlog;
 pub use metrics::{Metrics, REPORT_GROUPS};
 pub use oracle::{Invariant, ALL_INVARIANTS};
-pub use presets::{find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
+pub use presets::{bench_scenario, find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;
 pub use recovery::{recover, recover_log_region, Fate, Image, Layer, RecoveryReport, RegionRecovery, Survivors};
 pub use scenario::{

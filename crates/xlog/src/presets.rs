@@ -370,6 +370,15 @@ pub static PRESETS: &[Preset] = &[
     },
 ];
 
+/// `loglab bench`'s run, natively and in the browser: 200-writer fsync-heavy for 2 s (the
+/// seed 000 shape).
+pub fn bench_scenario() -> Scenario {
+    let mut s = find("fsync-heavy").unwrap_or_default();
+    s.writers = 200;
+    s.duration = Duration(2 * NS_PER_SEC);
+    s
+}
+
 pub fn find(name: &str) -> Result<Scenario, String> {
     find_preset_entry(name).map(Preset::scenario)
 }

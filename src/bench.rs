@@ -1,0 +1,17 @@
+//! `loglab bench`'s simulator run inside the browser, for the e2e suite to set beside the
+//! native number (measured and reported, never asserted).
+
+use wasm_bindgen::prelude::*;
+
+/// Runs the bench scenario once; returns `{"events": N, "secs": S, "trace_hash": H}`.
+#[wasm_bindgen]
+pub fn loglab_bench() -> String {
+    let now = || web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now());
+    let Ok(mut sim) = xlog::Sim::new(&xlog::bench_scenario()) else {
+        return "{}".into();
+    };
+    let t0 = now();
+    sim.run();
+    let secs = (now() - t0) / 1e3;
+    format!(r#"{{"events":{},"secs":{secs},"trace_hash":"{}"}}"#, sim.events(), sim.metrics().trace_hash)
+}
