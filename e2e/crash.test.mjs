@@ -59,3 +59,37 @@ test("a crash example link from loglab crash --json opens on that state and name
   await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash-bug.png') });
   assert.deepEqual(errors, []);
 });
+
+test('the crash heat map explores the run so far in Web Workers with the counts of loglab crash --until', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=small-crash&at=20ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.selectOption('[data-testid="crash-points"]', '24');
+  await page.selectOption('[data-testid="crash-budget"]', '64');
+  await page.click('[data-testid="crash-explore"]');
+  await page.waitForFunction(() => {
+    const h = document.querySelector('[data-testid="crash-heatmap"]');
+    return h && h.dataset.points === h.dataset.total;
+  }, null, { timeout: 60000 });
+  const h = await page.$eval('[data-testid="crash-heatmap"]', (e) => ({ ...e.dataset, text: e.textContent }));
+  const cli = crashJson(['--url', `${ORIGIN}?preset=small-crash`, '--until', '20ms', '--crash-points', '24', '--states-per-point', '64']);
+  assert.equal(Number(h.total), cli.crash_points);
+  assert.equal(Number(h.states), cli.crash_states, 'crash states, summed over the workers');
+  assert.equal(Number(h.violations), sum(cli.violations));
+  assert.ok(Number(h.workers) >= 1, `${h.workers} workers`);
+  console.log(`crash heat map: ${h.total} points, ${h.states} states on ${h.workers} Web Workers`);
+  assert.equal(await page.locator('[data-testid="crash-heatmap"] rect').count(), 1 + 24, 'one cell per point');
+  // The bug preset lights up red cells.
+  await page.goto(server.url + '?preset=series-v1-external-log&at=60ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.click('[data-testid="crash-explore"]');
+  await page.waitForFunction(() => {
+    const h = document.querySelector('[data-testid="crash-heatmap"]');
+    return h && h.dataset.points === h.dataset.total;
+  }, null, { timeout: 60000 });
+  const bug = await page.$eval('[data-testid="crash-heatmap"]', (e) => ({ ...e.dataset }));
+  const cliBug = crashJson(['--url', `${ORIGIN}?preset=series-v1-external-log`, '--until', '60ms', '--crash-points', '24', '--states-per-point', '64']);
+  assert.equal(Number(bug.violations), sum(cliBug.violations));
+  await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash-heatmap.png') });
+  assert.deepEqual(errors, []);
+});

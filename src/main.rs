@@ -4,6 +4,8 @@ mod address;
 mod bench;
 mod canvas;
 mod components;
+mod crash_job;
+mod crash_pool;
 mod driver;
 mod geometry;
 mod keyframes;
@@ -136,6 +138,10 @@ fn lab_page(p: &LabPageProps) -> Html {
 }
 
 fn main() {
+    // In a crash-explorer Web Worker the module is loaded for its exports only.
+    if web_sys::window().is_none() {
+        return;
+    }
     match panic_panel::install() {
         Some(host) => yew::Renderer::<App>::with_root(host).render(),
         None => yew::Renderer::<App>::new().render(),

@@ -3,9 +3,14 @@
 //! event). A crash link (`crash_event`, `crash_state`, `crash_budget`) opens on its state.
 
 use crate::address::link_query;
+use crate::crash_pool::{self, Pool, Progress};
 use crate::driver::Lab;
+use crate::palette;
 use std::rc::Rc;
-use xlog::{CrashLink, CrashReport, Invariant};
+use xlog::{CrashLink, CrashPlan, CrashReport, Invariant};
+
+/// Crash points the heat map offers over the run so far.
+const POINTS: &[u32] = &[12, 24, 48, 96];
 use yew::prelude::*;
 
 /// States per crash point the menu offers (the CLI's `--states-per-point`).
@@ -97,6 +102,49 @@ pub fn crash_panel() -> Html {
             }
         })
     };
+    let points = use_state(|| 24u32);
+    let pool = use_mut_ref(|| None::<Pool>);
+    let heat = use_state(|| None::<Progress>);
+    let on_explore = {
+        let (lab, budget, points, pool, heat) =
+            (lab.clone(), budget.clone(), points.clone(), pool.clone(), heat.clone());
+        Callback::from(move |_: MouseEvent| {
+            let events = CrashPlan::even_points(lab.events(), *points);
+            let h = heat.clone();
+            let update = Callback::from(move |p: Progress| h.set(Some(p)));
+            match crash_pool::start(&lab.state.opened.scenario, events, *budget, update) {
+                Ok(p) => *pool.borrow_mut() = Some(p),
+                Err(e) => heat.set(Some(Progress { error: Some(e), ..Progress::default() })),
+            }
+        })
+    };
+    let on_cancel = {
+        let (pool, heat) = (pool.clone(), heat.clone());
+        Callback::from(move |_: MouseEvent| {
+            pool.borrow_mut().take();
+            if let Some(p) = (*heat).clone() {
+                heat.set(Some(Progress {
+                    error: Some(format!("cancelled after {} of {} points", p.points.len(), p.total)),
+                    ..p
+                }));
+            }
+        })
+    };
+    let on_points = {
+        let points = points.clone();
+        Callback::from(move |e: Event| {
+            let sel: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            if let Ok(n) = sel.value().parse::<u32>() {
+                if POINTS.contains(&n) {
+                    points.set(n);
+                }
+            }
+        })
+    };
+    if heat.as_ref().is_some_and(Progress::finished) && pool.borrow().is_some() {
+        // Done: the workers are let go.
+        pool.borrow_mut().take();
+    }
     let base = link_query(&lab.state.opened);
     let model = format!("{:?}", lab.state.opened.scenario.crash_model).to_lowercase();
     html! {
@@ -122,6 +170,19 @@ pub fn crash_panel() -> Html {
                 None => html! { <p class="muted">{ "Pause anywhere and crash: the verdict appears here." }</p> },
                 Some(c) => verdict(c, &base),
             } }
+            <h3 class="sub">{ "Every crash point of the run so far" }</h3>
+            <div class="controls">
+                <label>{ "points: " }
+                    <select data-testid="crash-points" onchange={on_points} aria-label="crash points">
+                        { for POINTS.iter().map(|&n| html! { <option value={n.to_string()} selected={n == *points}>{ n }</option> }) }
+                    </select>
+                </label>
+                <button class="small" data-testid="crash-explore" onclick={on_explore}>{ "Explore" }</button>
+                if pool.borrow().is_some() {
+                    <button class="small secondary" data-testid="crash-cancel" onclick={on_cancel}>{ "Cancel" }</button>
+                }
+            </div>
+            { heat.as_ref().map(|p| heat_map(p, lab.events())).unwrap_or_default() }
         </div>
     }
 }
@@ -165,6 +226,43 @@ fn verdict(c: &Crash, base: &str) -> Html {
                     }
                 }) }
             </ul>
+        </div>
+    }
+}
+
+/// One cell per crash point, green when every state held, vermillion when one broke an
+/// invariant; the title names the point and what broke.
+fn heat_map(p: &Progress, events: u64) -> Html {
+    let states: u64 = p.points.iter().map(|x| x.states).sum();
+    let bad: u64 = p.points.iter().map(|x| x.violated()).sum();
+    let failing = p.points.iter().filter(|x| x.violated() > 0).count();
+    let n = p.total.max(1) as f64;
+    html! {
+        <div data-testid="crash-heatmap" data-points={p.points.len().to_string()} data-total={p.total.to_string()}
+            data-states={states.to_string()} data-violations={bad.to_string()} data-workers={p.workers.to_string()}>
+            <progress data-testid="crash-progress" max={p.total.to_string()} value={p.points.len().to_string()} style="width:100%" />
+            <svg viewBox="0 0 100 6" preserveAspectRatio="none" style="width:100%;height:22px" role="img"
+                aria-label={format!("{} of {} crash points explored, {failing} with a violated invariant", p.points.len(), p.total)}>
+                <rect x="0" y="0" width="100" height="6" fill={palette::TRACK} />
+                { for p.points.iter().enumerate().map(|(i, x)| {
+                    let k = (x.event as f64 / events.max(1) as f64 * n).floor().min(n - 1.0).max(0.0);
+                    let colour = if x.violated() > 0 { palette::VERMILLION } else { palette::BLUISH_GREEN };
+                    let what = if x.violations.is_empty() { "every invariant holds".to_string() } else {
+                        x.violations.iter().map(|(k, v)| format!("{k} in {v}")).collect::<Vec<_>>().join(", ")
+                    };
+                    html! {
+                        <rect key={i} x={format!("{:.3}", k / n * 100.0)} y="0" width={format!("{:.3}", 100.0 / n * 0.9)} height="6" fill={colour}>
+                            <title>{ format!("event {} (t = {:.3} ms): {} states; {what}", x.event, x.t_ns as f64 / 1e6, x.states) }</title>
+                        </rect>
+                    }
+                }) }
+            </svg>
+            <p class="muted">{ match &p.error {
+                Some(e) => e.clone(),
+                None if p.points.len() < p.total => format!("{} of {} points on {} workers…", p.points.len(), p.total, p.workers),
+                None => format!("{} points, {states} crash states: {}", p.total,
+                    if bad == 0 { "every invariant held in every one".to_string() } else { format!("{failing} points with violations ({bad} in all)") }),
+            } }</p>
         </div>
     }
 }

@@ -14,7 +14,7 @@ pub fn run(as_json: bool) -> Result<(), String> {
     let events = sim.events();
     let events_per_sec = events as f64 / secs;
     let small = find_preset("small-crash")?;
-    let (report, csecs, _) = crate::crash_cmd::explore_points(&small, xlog::CrashPoints::Even(200), 64)?;
+    let (report, csecs, _) = crate::crash_cmd::explore_points(&small, xlog::CrashPoints::Even(200), 64, None)?;
     let crash_states_per_sec = report.crash_states as f64 / csecs;
     if as_json {
         let v = json!({

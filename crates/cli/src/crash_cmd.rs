@@ -5,7 +5,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::time::Instant;
-use xlog::{CrashLink, CrashPlan, CrashPoints, CrashReport, Metrics, Scenario};
+use xlog::{CrashLink, CrashPlan, CrashPoints, CrashReport, Metrics, Ns, Scenario};
 
 #[derive(Args)]
 pub struct CrashArgs {
@@ -20,6 +20,10 @@ pub struct CrashArgs {
     /// Most crash states explored at each crash point (exhaustive below it, sampled above).
     #[arg(long, default_value_t = 64)]
     pub states_per_point: u32,
+    /// Spread the crash points over the run up to this virtual time only (no wind-down): the
+    /// lab's crash heat map over the run so far.
+    #[arg(long, value_name = "DURATION", conflicts_with = "every_io")]
+    pub until: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -40,8 +44,12 @@ pub fn explore_points(
     s: &Scenario,
     points: CrashPoints,
     per_point: u32,
+    until: Option<Ns>,
 ) -> Result<(CrashReport, f64, Metrics), String> {
-    let plan = CrashPlan::new(s, points, per_point)?;
+    let plan = match until {
+        Some(t) => CrashPlan::new_until(s, points, per_point, t)?,
+        None => CrashPlan::new(s, points, per_point)?,
+    };
     let started = Instant::now();
     let mut pb: Option<ProgressBar> = None;
     let report = plan.explore(&mut |done, total| pb.get_or_insert_with(|| progress(total)).set_position(done));
@@ -68,7 +76,8 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
         None if a.every_io => (CrashPoints::EveryIo, a.states_per_point),
         None => (CrashPoints::Even(a.crash_points), a.states_per_point),
     };
-    let (report, secs, m) = explore_points(&s, points, per_point)?;
+    let until = a.until.as_deref().map(|u| xlog::parse_duration("--until", u)).transpose()?;
+    let (report, secs, m) = explore_points(&s, points, per_point, until)?;
     let states_per_sec = report.crash_states as f64 / secs.max(1e-9);
     let base = a.scenario.link(&s);
     let examples: Vec<_> = report

@@ -15,7 +15,7 @@ use crate::recovery::{Fate, Image, Layer, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
 use crate::units::Lsn;
-pub use plan::{CrashLink, CrashPlan, CrashPoints};
+pub use plan::{explore_events, CrashLink, CrashPlan, CrashPoints, PointReport};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;

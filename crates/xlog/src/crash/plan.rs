@@ -5,6 +5,7 @@ use crate::metrics::Metrics;
 use crate::scenario::Scenario;
 use crate::sim::Sim;
 use crate::trace::TraceKind;
+use crate::units::Ns;
 
 /// Where in a run to crash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +43,26 @@ impl CrashPlan {
         })
     }
 
+    /// As `new`, but the run ends at virtual time `until` (no wind-down): the points spread
+    /// over the run so far, as the lab's crash heat map spreads them.
+    pub fn new_until(s: &Scenario, points: CrashPoints, states_per_point: u32, until: Ns) -> Result<CrashPlan, String> {
+        let mut probe = Sim::new(s)?;
+        probe.set_keep_trace(false);
+        probe.run_until(until);
+        Ok(CrashPlan {
+            scenario: s.clone(),
+            points,
+            states_per_point,
+            run_events: probe.events(),
+            run_metrics: probe.metrics(),
+        })
+    }
+
+    /// Where `Even(n)` crashes a run of `total` events.
+    pub fn even_points(total: u64, n: u32) -> Vec<u64> {
+        (1..=n as u64).map(|p| total.max(1) * p / (n as u64 + 1)).collect()
+    }
+
     /// The metrics of the whole run, without crashes.
     pub fn run_metrics(&self) -> &Metrics {
         &self.run_metrics
@@ -59,11 +80,10 @@ impl CrashPlan {
             CrashPoints::Even(n) => {
                 sim.set_keep_trace(false);
                 progress(0, n as u64);
-                for p in 1..=n as u64 {
-                    let at = total * p / (n as u64 + 1);
+                for (p, at) in Self::even_points(total, n).into_iter().enumerate() {
                     while sim.events() < at && sim.step().is_some() {}
                     explore_only(&sim, budget, s.seed, None, &mut report);
-                    progress(p, n as u64);
+                    progress(p as u64 + 1, n as u64);
                 }
             }
             CrashPoints::EveryIo => {
@@ -92,6 +112,29 @@ impl CrashPlan {
         }
         Ok(report)
     }
+}
+
+/// One crash point's result, for the lab's heat map.
+#[derive(Clone, Debug)]
+pub struct PointReport {
+    pub event: u64,
+    pub t_ns: Ns,
+    pub report: CrashReport,
+}
+
+/// Crashes a fresh run of `s` at each of `events` (ascending), `budget` states each: what an
+/// `Even` exploration does at those points, one report per point (a worker's share).
+pub fn explore_events(s: &Scenario, events: &[u64], budget: u32) -> Result<Vec<PointReport>, String> {
+    let mut sim = Sim::new(s)?;
+    sim.set_keep_trace(false);
+    let mut out = Vec::with_capacity(events.len());
+    for &at in events {
+        while sim.events() < at && sim.step().is_some() {}
+        let mut report = CrashReport::default();
+        explore_only(&sim, budget as u64, s.seed, None, &mut report);
+        out.push(PointReport { event: sim.events(), t_ns: sim.now(), report });
+    }
+    Ok(out)
 }
 
 /// One crash state in a link: a scenario link plus `crash_event`, `crash_state` and
