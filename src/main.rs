@@ -5,7 +5,7 @@ mod bench;
 mod canvas;
 mod components;
 mod crash_job;
-mod crash_pool;
+mod download;
 mod driver;
 mod geometry;
 mod keyframes;
@@ -15,13 +15,15 @@ mod palette;
 mod panic_panel;
 mod series;
 mod state;
+mod sweep_job;
+mod workers;
 
 use address::Opened;
 use components::{
     ail::AilPanel, cil::CilPanel, compare::ComparePanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel,
     help::Help, logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, rsum::RsumPanel,
-    settings::Settings, sizing::SizingPanel, stats::Stats, tasks::TasksPanel, timeline::Timeline, trace::TracePanel,
-    watches::Watches, whatif::WhatIf,
+    settings::Settings, sizing::SizingPanel, stats::Stats, sweep::SweepPanel, tasks::TasksPanel, timeline::Timeline,
+    trace::TracePanel, watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -130,6 +132,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     if shows(Panel::Trace) { <TracePanel /> }
                     if shows(Panel::Compare) { <ComparePanel /> }
                     if shows(Panel::Rsum) && frame.rt.is_some() { <RsumPanel rt={frame.rt.clone()} /> }
+                    if shows(Panel::Sweep) { <SweepPanel /> }
                 </section>
             </main>
             <Help />

@@ -37,10 +37,11 @@ pub enum Panel {
     Trace,
     Compare,
     Rsum,
+    Sweep,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 14] = [
+    pub const ALL: [Panel; 15] = [
         Panel::Ring,
         Panel::LogSpace,
         Panel::Devices,
@@ -55,6 +56,7 @@ impl Panel {
         Panel::Trace,
         Panel::Compare,
         Panel::Rsum,
+        Panel::Sweep,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -72,6 +74,7 @@ impl Panel {
             Panel::Trace => "trace",
             Panel::Compare => "compare",
             Panel::Rsum => "realtime summary",
+            Panel::Sweep => "sweep",
         }
     }
 }
@@ -112,8 +115,9 @@ impl LabState {
             watches: Vec::new(),
             hit: None,
             branches: Vec::new(),
-            // The sizing workbench, the trace and compare mode are tools of their own: shown on request.
-            hidden: vec![Panel::Sizing, Panel::Trace, Panel::Compare],
+            // The sizing workbench, the trace, compare mode and sweeps are tools of their own:
+            // shown on request.
+            hidden: vec![Panel::Sizing, Panel::Trace, Panel::Compare, Panel::Sweep],
             help: false,
         }
     }

@@ -3,14 +3,51 @@
 //! event). A crash link (`crash_event`, `crash_state`, `crash_budget`) opens on its state.
 
 use crate::address::link_query;
-use crate::crash_pool::{self, Pool, Progress};
+use crate::crash_job::{Job, PointResult};
 use crate::driver::Lab;
 use crate::palette;
+use crate::workers::{self, Pool};
 use std::rc::Rc;
 use xlog::{CrashLink, CrashPlan, CrashReport, Invariant};
 
 /// Crash points the heat map offers over the run so far.
 const POINTS: &[u32] = &[12, 24, 48, 96];
+
+/// Points per worker job: small enough for a smooth progress bar, large enough that re-running
+/// the scenario from the start for each job stays a small share of the work.
+const POINTS_PER_JOB: usize = 4;
+
+/// Where the heat map's exploration stands.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    pub total: usize,
+    /// Results so far, ordered by event.
+    pub points: Vec<PointResult>,
+    pub workers: usize,
+    pub error: Option<String>,
+}
+
+impl Progress {
+    fn finished(&self) -> bool {
+        self.error.is_some() || self.points.len() >= self.total
+    }
+
+    /// Takes one job's answer: its points, or the error that stops the exploration.
+    fn take(&mut self, answer: &str) {
+        match serde_json::from_str::<Vec<PointResult>>(answer) {
+            Ok(points) => {
+                self.points.extend(points);
+                self.points.sort_by_key(|p| p.event);
+            }
+            Err(_) => {
+                let why = serde_json::from_str::<serde_json::Value>(answer)
+                    .ok()
+                    .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string));
+                self.error = Some(why.unwrap_or_else(|| "a crash worker failed".into()));
+            }
+        }
+    }
+}
 use yew::prelude::*;
 
 /// States per crash point the menu offers (the CLI's `--states-per-point`).
@@ -105,15 +142,32 @@ pub fn crash_panel() -> Html {
     let points = use_state(|| 24u32);
     let pool = use_mut_ref(|| None::<Pool>);
     let heat = use_state(|| None::<Progress>);
+    let acc = use_mut_ref(Progress::default);
     let on_explore = {
-        let (lab, budget, points, pool, heat) =
-            (lab.clone(), budget.clone(), points.clone(), pool.clone(), heat.clone());
+        let (lab, budget, points, pool, heat, acc) =
+            (lab.clone(), budget.clone(), points.clone(), pool.clone(), heat.clone(), acc.clone());
         Callback::from(move |_: MouseEvent| {
             let events = CrashPlan::even_points(lab.events(), *points);
-            let h = heat.clone();
-            let update = Callback::from(move |p: Progress| h.set(Some(p)));
-            match crash_pool::start(&lab.state.opened.scenario, events, *budget, update) {
-                Ok(p) => *pool.borrow_mut() = Some(p),
+            let scenario = lab.state.opened.scenario.clone();
+            let jobs: Vec<String> = events
+                .chunks(POINTS_PER_JOB)
+                .map(|e| {
+                    serde_json::to_string(&Job { scenario: scenario.clone(), events: e.to_vec(), budget: *budget })
+                        .unwrap_or_default()
+                })
+                .collect();
+            *acc.borrow_mut() = Progress { total: events.len(), ..Progress::default() };
+            let (h, acc2) = (heat.clone(), acc.clone());
+            let on_result = Callback::from(move |(_, answer): (usize, String)| {
+                acc2.borrow_mut().take(&answer);
+                h.set(Some(acc2.borrow().clone()));
+            });
+            match workers::run("loglab_crash_points", jobs, on_result) {
+                Ok((p, n)) => {
+                    *pool.borrow_mut() = Some(p);
+                    acc.borrow_mut().workers = n;
+                    heat.set(Some(acc.borrow().clone()));
+                }
                 Err(e) => heat.set(Some(Progress { error: Some(e), ..Progress::default() })),
             }
         })

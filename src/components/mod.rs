@@ -15,6 +15,7 @@ pub mod rsum;
 pub mod settings;
 pub mod sizing;
 pub mod stats;
+pub mod sweep;
 pub mod tasks;
 pub mod timeline;
 pub mod trace;

@@ -3,7 +3,6 @@
 
 use crate::driver::Lab;
 use std::rc::Rc;
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 /// Events a student filters by most (any name works in the field).
@@ -21,21 +20,6 @@ const EVENTS: &[&str] = &[
 ];
 
 const SHOWN_LINES: usize = 300;
-
-/// Offers `text` as a file download (a Blob URL clicked through a transient link).
-fn download(name: &str, text: &str) -> Option<()> {
-    let doc = web_sys::window()?.document()?;
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type("text/plain");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).ok()?;
-    let a = doc.create_element("a").ok()?.dyn_into::<web_sys::HtmlAnchorElement>().ok()?;
-    a.set_href(&url);
-    a.set_download(name);
-    a.click();
-    web_sys::Url::revoke_object_url(&url).ok()
-}
 
 #[function_component(TracePanel)]
 pub fn trace_panel() -> Html {
@@ -63,7 +47,7 @@ pub fn trace_panel() -> Html {
                 } else {
                     format!("loglab-trace-{}.txt", filter.trim())
                 };
-                download(&name, &t);
+                crate::download::save(&name, "text/plain", &t);
             }
         })
     };

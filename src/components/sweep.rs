@@ -1,0 +1,331 @@
+//! Sweeps: the scenario over a grid of one or two settings (the seed 000 table: log size by
+//! device), each run in a Web Worker; a table, a chart of one metric against the first setting
+//! (a line per value of the second), and CSV and JSON downloads (`loglab sweep --json`'s rows).
+
+use crate::canvas::use_canvas;
+use crate::driver::Lab;
+use crate::palette;
+use crate::sweep_job::grid;
+use crate::workers::{self, Pool};
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use serde_json::{Map, Value};
+use std::rc::Rc;
+use web_sys::HtmlCanvasElement;
+use xlog::SET_KEYS;
+use yew::prelude::*;
+
+/// The metrics the table shows (`loglab sweep`'s default columns).
+const COLUMNS: &[&str] = &[
+    "tx_per_sec",
+    "latency_ms_p50",
+    "latency_ms_p99",
+    "latency_ms_p995",
+    "grant_head_waits",
+    "cil_throttle_waits",
+    "cache_flushes",
+];
+const CSS_W: f64 = 640.0;
+const CSS_H: f64 = 220.0;
+const LINE_COLOURS: &[&str] = &[
+    palette::BLUE,
+    palette::VERMILLION,
+    palette::BLUISH_GREEN,
+    palette::ORANGE,
+    palette::REDDISH_PURPLE,
+    palette::SKY_BLUE,
+];
+
+/// The sweep asked for and its rows so far (`None` until a run answers).
+#[derive(Clone, Default, PartialEq)]
+struct Sweep {
+    vary: Vec<(String, Vec<String>)>,
+    rows: Vec<Vec<(String, String)>>,
+    results: Vec<Option<Value>>,
+    workers: usize,
+    error: Option<String>,
+}
+
+impl Sweep {
+    fn done(&self) -> usize {
+        self.results.iter().filter(|r| r.is_some()).count()
+    }
+    /// Row `i` as `loglab sweep --json` prints it: the varied keys, then every metric.
+    fn row_json(&self, i: usize) -> Option<Value> {
+        let mut obj = Map::new();
+        for (k, v) in &self.rows[i] {
+            obj.insert(k.clone(), Value::String(v.clone()));
+        }
+        for (k, v) in self.results[i].as_ref()?.as_object()? {
+            obj.insert(k.clone(), v.clone());
+        }
+        Some(Value::Object(obj))
+    }
+    fn json(&self) -> String {
+        let rows: Vec<Value> = (0..self.rows.len()).filter_map(|i| self.row_json(i)).collect();
+        serde_json::to_string_pretty(&Value::Array(rows)).unwrap_or_default()
+    }
+    fn csv(&self) -> String {
+        let Some(first) = self.results.iter().flatten().next().and_then(Value::as_object) else { return String::new() };
+        let keys: Vec<&String> = self.vary.iter().map(|(k, _)| k).collect();
+        let metrics: Vec<&String> = first.keys().collect();
+        let mut out = keys.iter().chain(metrics.iter()).map(|s| s.as_str()).collect::<Vec<_>>().join(",") + "\n";
+        for i in 0..self.rows.len() {
+            let Some(Value::Object(m)) = &self.results[i] else { continue };
+            let cells: Vec<String> = self.rows[i]
+                .iter()
+                .map(|(_, v)| v.clone())
+                .chain(
+                    metrics
+                        .iter()
+                        .map(|k| m.get(*k).map_or(String::new(), |v| v.to_string().trim_matches('"').to_string())),
+                )
+                .collect();
+            out += &(cells.join(",") + "\n");
+        }
+        out
+    }
+}
+
+fn metric(v: &Value, k: &str) -> Option<f64> {
+    v.get(k).and_then(Value::as_f64)
+}
+
+fn draw(canvas: &HtmlCanvasElement, scale: f64, s: &Sweep, y: &str) -> Option<()> {
+    let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
+    root.fill(&WHITE).ok()?;
+    let (k1, xs) = s.vary.first()?;
+    let lines: Vec<String> = s.vary.get(1).map_or(vec![String::new()], |(_, v)| v.clone());
+    let ymax = s.results.iter().flatten().filter_map(|r| metric(r, y)).fold(0.0f64, f64::max).max(1e-9) * 1.1;
+    let font = ("sans-serif", 12.0 * scale).into_font();
+    let mut chart = ChartBuilder::on(&root)
+        .margin(8.0 * scale)
+        .x_label_area_size(34.0 * scale)
+        .y_label_area_size(60.0 * scale)
+        .build_cartesian_2d(-0.3f64..(xs.len() as f64 - 0.7).max(0.7), 0.0..ymax)
+        .ok()?;
+    let labels = xs.clone();
+    chart
+        .configure_mesh()
+        .x_labels(xs.len().max(2))
+        .x_label_formatter(&|v| {
+            labels
+                .get(v.round().max(0.0) as usize)
+                .filter(|_| (v - v.round()).abs() < 0.01)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .x_desc(k1.as_str())
+        .y_desc(y)
+        .label_style(font.clone())
+        .axis_desc_style(font.clone())
+        .draw()
+        .ok()?;
+    for (li, lv) in lines.iter().enumerate() {
+        let (r, g, b) = palette::rgb(LINE_COLOURS[li % LINE_COLOURS.len()]);
+        let colour = RGBColor(r, g, b);
+        let pts: Vec<(f64, f64)> = (0..xs.len())
+            .filter_map(|xi| {
+                let i = xi * lines.len() + li;
+                s.results.get(i)?.as_ref().and_then(|v| metric(v, y)).map(|m| (xi as f64, m))
+            })
+            .collect();
+        let series = chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width((2.0 * scale) as u32))).ok()?;
+        if !lv.is_empty() {
+            let name = format!("{}={lv}", s.vary[1].0);
+            series
+                .label(name)
+                .legend(move |(x, y0)| PathElement::new(vec![(x, y0), (x + 16, y0)], colour.stroke_width(3)));
+        }
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, (3.0 * scale) as i32, colour.filled()))).ok()?;
+    }
+    if lines.len() > 1 {
+        chart
+            .configure_series_labels()
+            .label_font(font)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .ok()?;
+    }
+    root.present().ok()
+}
+
+#[function_component(SweepPanel)]
+pub fn sweep_panel() -> Html {
+    let lab = use_context::<Lab>().expect("SweepPanel sits inside the lab's context");
+    let k1 = use_state(|| "log_size".to_string());
+    let v1 = use_state(|| "2MiB,4MiB,8MiB".to_string());
+    let k2 = use_state(|| "flush".to_string());
+    let v2 = use_state(|| "legacy,upstream".to_string());
+    let y = use_state(|| "tx_per_sec".to_string());
+    let sweep = use_state(|| None::<Rc<Sweep>>);
+    let acc = use_mut_ref(Sweep::default);
+    let pool = use_mut_ref(|| None::<Pool>);
+    let text = |h: &UseStateHandle<String>| {
+        let h = h.clone();
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            h.set(input.value());
+        })
+    };
+    let pick = |h: &UseStateHandle<String>| {
+        let h = h.clone();
+        Callback::from(move |e: Event| {
+            let sel: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            h.set(sel.value());
+        })
+    };
+    let on_run = {
+        let (lab, k1, v1, k2, v2, sweep, acc, pool) =
+            (lab.clone(), k1.clone(), v1.clone(), k2.clone(), v2.clone(), sweep.clone(), acc.clone(), pool.clone());
+        Callback::from(move |_: MouseEvent| {
+            let split =
+                |v: &str| v.split(',').map(str::trim).filter(|x| !x.is_empty()).map(str::to_string).collect::<Vec<_>>();
+            let mut vary = vec![((*k1).clone(), split(&v1))];
+            if !k2.is_empty() {
+                vary.push(((*k2).clone(), split(&v2)));
+            }
+            let fail = |e: String| sweep.set(Some(Rc::new(Sweep { error: Some(e), ..Sweep::default() })));
+            if let Some((k, _)) = vary.iter().find(|(_, v)| v.is_empty()) {
+                return fail(format!("{k}: no values (give them separated by commas)"));
+            }
+            let rows = grid(&vary);
+            // Every row validated before any runs, as the CLI does.
+            let mut jobs = Vec::new();
+            for r in &rows {
+                let mut s = lab.state.opened.scenario.clone();
+                for (k, v) in r {
+                    if let Err(e) = s.set(k, v) {
+                        return fail(e);
+                    }
+                }
+                if let Err(e) = s.validate() {
+                    return fail(e);
+                }
+                jobs.push(serde_json::to_string(&s).unwrap_or_default());
+            }
+            *acc.borrow_mut() = Sweep { results: vec![None; rows.len()], vary, rows, ..Sweep::default() };
+            let (sw, acc2) = (sweep.clone(), acc.clone());
+            let on_result = Callback::from(move |(i, answer): (usize, String)| {
+                let v: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
+                {
+                    let mut a = acc2.borrow_mut();
+                    match v.get("error").and_then(Value::as_str) {
+                        Some(e) => a.error = Some(e.to_string()),
+                        None if i < a.results.len() => a.results[i] = Some(v),
+                        None => {}
+                    }
+                }
+                sw.set(Some(Rc::new(acc2.borrow().clone())));
+            });
+            match workers::run("loglab_sweep_run", jobs, on_result) {
+                Ok((p, n)) => {
+                    *pool.borrow_mut() = Some(p);
+                    acc.borrow_mut().workers = n;
+                    sweep.set(Some(Rc::new(acc.borrow().clone())));
+                }
+                Err(e) => fail(e),
+            }
+        })
+    };
+    let on_cancel = {
+        let (pool, sweep) = (pool.clone(), sweep.clone());
+        Callback::from(move |_: MouseEvent| {
+            pool.borrow_mut().take();
+            if let Some(s) = (*sweep).clone() {
+                let mut s = (*s).clone();
+                s.error = Some(format!("cancelled after {} of {} runs", s.done(), s.rows.len()));
+                sweep.set(Some(Rc::new(s)));
+            }
+        })
+    };
+    let finished = sweep.as_ref().is_some_and(|s| s.error.is_some() || s.done() == s.rows.len());
+    if finished && pool.borrow().is_some() {
+        pool.borrow_mut().take();
+    }
+    let canvas = {
+        let (s, y) = ((*sweep).clone(), (*y).clone());
+        use_canvas((CSS_W, CSS_H), (s.clone(), y.clone()), move |c, scale| {
+            if let Some(s) = &s {
+                draw(c, scale, s, &y);
+            }
+        })
+    };
+    let save = |kind: &'static str| {
+        let sweep = sweep.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Some(s) = sweep.as_ref() {
+                match kind {
+                    "csv" => crate::download::save("loglab-sweep.csv", "text/csv", &s.csv()),
+                    _ => crate::download::save("loglab-sweep.json", "application/json", &s.json()),
+                };
+            }
+        })
+    };
+    let key_select = |h: &UseStateHandle<String>, id: &'static str, optional: bool| {
+        html! {
+            <select data-testid={id} onchange={pick(h)}>
+                if optional { <option value="" selected={h.is_empty()}>{ "(none)" }</option> }
+                { for SET_KEYS.iter().map(|k| html! { <option value={*k} selected={*k == h.as_str()}>{ *k }</option> }) }
+            </select>
+        }
+    };
+    html! {
+        <div class="panel sweep" data-testid="sweep" style="margin-top:14px"
+            data-done={sweep.as_ref().map(|s| s.done().to_string())} data-total={sweep.as_ref().map(|s| s.rows.len().to_string())}>
+            <h2>{ "sweep" }</h2>
+            <p class="what">{ "The scenario over a grid of settings, each run to the end in a Web Worker (one per core): the seed 000 table, \
+                log size against device, is log_size = 10MiB,20MiB,40MiB,80MiB,160MiB by device = hdd-x4,nvme-x4. The same rows as loglab sweep --json." }</p>
+            <div class="controls">
+                { key_select(&k1, "sweep-key1", false) }
+                <input data-testid="sweep-values1" value={(*v1).clone()} oninput={text(&v1)} aria-label="first setting's values" />
+            </div>
+            <div class="controls" style="margin-top:4px">
+                { key_select(&k2, "sweep-key2", true) }
+                <input data-testid="sweep-values2" value={(*v2).clone()} oninput={text(&v2)} aria-label="second setting's values" />
+            </div>
+            <div class="controls" style="margin-top:6px">
+                <button class="small" data-testid="sweep-run" onclick={on_run}>{ "Run sweep" }</button>
+                if pool.borrow().is_some() { <button class="small secondary" data-testid="sweep-cancel" onclick={on_cancel}>{ "Cancel" }</button> }
+                if finished {
+                    <button class="small secondary" data-testid="sweep-csv" onclick={save("csv")}>{ "CSV" }</button>
+                    <button class="small secondary" data-testid="sweep-json" onclick={save("json")}>{ "JSON" }</button>
+                }
+            </div>
+            { match sweep.as_ref() {
+                None => html! { <p class="muted">{ "Choose one or two settings and their values, then Run sweep." }</p> },
+                Some(s) => html! {
+                    <>
+                        <progress max={s.rows.len().to_string()} value={s.done().to_string()} style="width:100%" />
+                        <p class={if s.error.is_some() { "error" } else { "muted" }}>{ match &s.error {
+                            Some(e) => e.clone(),
+                            None => format!("{} of {} runs on {} workers", s.done(), s.rows.len(), s.workers),
+                        } }</p>
+                        <table class="stats diff" data-testid="sweep-table">
+                            <tr>
+                                { for s.vary.iter().map(|(k, _)| html! { <th>{ k.clone() }</th> }) }
+                                { for COLUMNS.iter().map(|c| html! { <th>{ *c }</th> }) }
+                            </tr>
+                            { for s.rows.iter().enumerate().map(|(i, r)| html! {
+                                <tr>
+                                    { for r.iter().map(|(_, v)| html! { <td>{ v.clone() }</td> }) }
+                                    { for COLUMNS.iter().map(|c| html! { <td>{ s.results[i].as_ref().and_then(|v| metric(v, c)).map_or("…".into(), |x| if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.2}") }) }</td> }) }
+                                </tr>
+                            }) }
+                        </table>
+                        <div class="controls" style="margin-top:6px">
+                            <label>{ "chart: " }
+                                <select data-testid="sweep-metric" onchange={pick(&y)}>
+                                    { for COLUMNS.iter().map(|c| html! { <option value={*c} selected={*c == y.as_str()}>{ *c }</option> }) }
+                                </select>
+                            </label>
+                        </div>
+                    </>
+                },
+            } }
+            <canvas ref={canvas} role="img" aria-label={format!("{} against {}", *y, *k1)}
+                style={format!("width:100%;max-width:{CSS_W}px;aspect-ratio:{CSS_W}/{CSS_H};display:{}", if sweep.is_some() { "block" } else { "none" })} />
+        </div>
+    }
+}
