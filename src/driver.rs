@@ -311,6 +311,17 @@ impl Lab {
         *self.compare.borrow_mut() = None;
         (self.publish)();
     }
+    /// The dm-log-writes stream of this run up to now (`loglab export-logwrites --until` for a
+    /// link's `at=`): the scenario run again from the start with every request recorded.
+    pub fn logwrites_to_now(&self) -> Result<Vec<u8>, String> {
+        let target = self.sim.borrow().events();
+        let mut sim = Sim::new(&self.state.opened.scenario)?;
+        sim.set_keep_trace(false);
+        sim.record_io();
+        while sim.events() < target && sim.step().is_some() {}
+        let entries = xlog::logwrites::entries(sim.devices()[0].journal(), |tag| !Sim::is_file_data(tag));
+        Ok(xlog::logwrites::encode(&entries))
+    }
     /// The run's current event count (where a crash now would happen).
     pub fn events(&self) -> u64 {
         self.frame.events

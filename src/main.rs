@@ -21,9 +21,9 @@ mod workers;
 use address::Opened;
 use components::{
     ail::AilPanel, cil::CilPanel, compare::ComparePanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel,
-    help::Help, logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots, ring::IclogRing, rsum::RsumPanel,
-    settings::Settings, sizing::SizingPanel, stats::Stats, sweep::SweepPanel, tasks::TasksPanel, timeline::Timeline,
-    trace::TracePanel, watches::Watches, whatif::WhatIf,
+    exports::ExportsPanel, help::Help, logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots,
+    ring::IclogRing, rsum::RsumPanel, settings::Settings, sizing::SizingPanel, stats::Stats, sweep::SweepPanel,
+    tasks::TasksPanel, timeline::Timeline, trace::TracePanel, watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -133,6 +133,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     if shows(Panel::Compare) { <ComparePanel /> }
                     if shows(Panel::Rsum) && frame.rt.is_some() { <RsumPanel rt={frame.rt.clone()} /> }
                     if shows(Panel::Sweep) { <SweepPanel /> }
+                    if shows(Panel::Exports) { <ExportsPanel /> }
                 </section>
             </main>
             <Help />

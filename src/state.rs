@@ -38,10 +38,11 @@ pub enum Panel {
     Compare,
     Rsum,
     Sweep,
+    Exports,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 15] = [
+    pub const ALL: [Panel; 16] = [
         Panel::Ring,
         Panel::LogSpace,
         Panel::Devices,
@@ -57,6 +58,7 @@ impl Panel {
         Panel::Compare,
         Panel::Rsum,
         Panel::Sweep,
+        Panel::Exports,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -75,6 +77,7 @@ impl Panel {
             Panel::Compare => "compare",
             Panel::Rsum => "realtime summary",
             Panel::Sweep => "sweep",
+            Panel::Exports => "exports",
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod controls;
 pub mod crash;
 pub mod devices;
+pub mod exports;
 pub mod help;
 pub mod logbar;
 pub mod panels;

@@ -26,6 +26,9 @@ pub struct LogwritesArgs {
     /// Where to write the dm-log-writes log.
     #[arg(long)]
     out: PathBuf,
+    /// Stop at this virtual time, with no wind-down (what the lab downloads at `at=`).
+    #[arg(long, value_name = "DURATION")]
+    until: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -87,7 +90,10 @@ pub fn logwrites(a: &LogwritesArgs) -> Result<(), String> {
     let s = a.scenario.load()?;
     let mut sim = Sim::new(&s)?;
     sim.record_io();
-    sim.run();
+    match a.until.as_deref().map(|u| xlog::parse_duration("--until", u)).transpose()? {
+        Some(t) => sim.run_until(t),
+        None => sim.run(),
+    }
     let entries = logwrites::entries(sim.devices()[0].journal(), |tag| !Sim::is_file_data(tag));
     let bytes = logwrites::encode(&entries);
     std::fs::write(&a.out, &bytes).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
