@@ -93,3 +93,27 @@ test('the crash heat map explores the run so far in Web Workers with the counts 
   await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash-heatmap.png') });
   assert.deepEqual(errors, []);
 });
+
+test('choosing what survives: every write kept or lost recovers cleanly on upstream; the worst found on a bug names it', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=small-crash&at=3ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const n = Number(await page.getAttribute('[data-testid="crash-choose"]', 'data-writes'));
+  assert.ok(n > 0, 'writes at risk at 3 ms');
+  assert.match(await page.textContent('[data-testid="crash-choose"] ul'), /log record from iclog \d+ at LSN \d+:\d+/);
+  await page.click('[data-testid="crash-check"]'); // everything lost
+  assert.equal(await page.getAttribute('[data-testid="crash-chosen-verdict"]', 'data-violations'), '0');
+  for (const sel of await page.locator('[data-testid="crash-fate"]').all()) await sel.selectOption('kept');
+  await page.click('[data-testid="crash-check"]');
+  assert.equal(await page.getAttribute('[data-testid="crash-chosen-verdict"]', 'data-violations'), '0');
+  assert.match(await page.textContent('[data-testid="crash-recovery"]'), /Recovery: head \d+:\d+ .* records walked/);
+  await page.click('[data-testid="crash-random"]');
+  await page.waitForSelector('[data-testid="crash-chosen-verdict"]');
+  await page.goto(server.url + '?preset=series-v1-external-log&at=60ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.click('[data-testid="crash-worst"]');
+  const v = await verdict(page);
+  assert.equal(v.states, '1', 'one state: the worst found');
+  assert.ok(Number(v.violations) > 0);
+  assert.deepEqual(errors, []);
+});

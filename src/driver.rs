@@ -11,8 +11,9 @@ use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
 use xlog::{
-    explore_crash_state, trace_cmd_header, writer_comm, AilView, CilView, CrashReport, DevicePanel, IclogsView, IoSpan,
-    LogSpaceView, Metrics, Milestone, Ns, RtView, Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
+    check_chosen_state, explore_crash_state, trace_cmd_header, writer_comm, writes_at_risk, AilView, AtRisk,
+    ChosenState, CilView, CrashReport, DevicePanel, Fate, IclogsView, IoSpan, LogSpaceView, Metrics, Milestone, Ns,
+    RtView, Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
 };
 use yew::prelude::*;
 
@@ -321,6 +322,24 @@ impl Lab {
         while sim.events() < target && sim.step().is_some() {}
         let entries = xlog::logwrites::entries(sim.devices()[0].journal(), |tag| !Sim::is_file_data(tag));
         Ok(xlog::logwrites::encode(&entries))
+    }
+    /// The writes a crash now may keep or lose, each with its request as the flush timeline
+    /// recorded it (what it was issued for), when that is still recorded.
+    pub fn at_risk(&self) -> Vec<(AtRisk, Option<IoSpan>)> {
+        let sim = self.sim.borrow();
+        let spans: std::collections::BTreeMap<(u8, u64), IoSpan> =
+            sim.timeline_since(0).into_iter().map(|s| ((s.dev, s.id), s)).collect();
+        writes_at_risk(&sim)
+            .into_iter()
+            .map(|w| {
+                let span = spans.get(&(w.dev as u8, w.req_id)).cloned();
+                (w, span)
+            })
+            .collect()
+    }
+    /// A crash now with these fates for `at_risk()`, recovered and judged.
+    pub fn check_chosen(&self, fates: &[Fate]) -> ChosenState {
+        check_chosen_state(&self.sim.borrow(), fates)
     }
     /// The run's current event count (where a crash now would happen).
     pub fn events(&self) -> u64 {

@@ -128,6 +128,17 @@ pub fn crash_panel() -> Html {
         let (run, budget) = (run.clone(), budget.clone());
         Callback::from(move |_: MouseEvent| run(*budget, None))
     };
+    let on_worst = {
+        let (lab, run, budget) = (lab.clone(), run.clone(), budget.clone());
+        Callback::from(move |_: MouseEvent| {
+            // The first state the explorer finds breaking an invariant, alone.
+            let found = lab.crash_now(*budget, None);
+            match found.examples.first() {
+                Some(ex) => run(*budget, Some(ex.state)),
+                None => run(*budget, None),
+            }
+        })
+    };
     let on_budget = {
         let budget = budget.clone();
         Callback::from(move |e: Event| {
@@ -209,6 +220,7 @@ pub fn crash_panel() -> Html {
                 replay committed checkpoints) and judged by the invariants below — the same as loglab crash at this event.") }</p>
             <div class="controls">
                 <button data-testid="crash-now" onclick={on_crash}>{ "Crash now" }</button>
+                <button class="secondary" data-testid="crash-worst" onclick={on_worst}>{ "Worst found" }</button>
                 <label>{ "states: " }
                     <select data-testid="crash-budget" onchange={on_budget} aria-label="crash states to check">
                         { for BUDGETS.iter().map(|&b| html! { <option value={b.to_string()} selected={b == *budget}>{ format!("up to {b}") }</option> }) }
@@ -224,6 +236,7 @@ pub fn crash_panel() -> Html {
                 None => html! { <p class="muted">{ "Pause anywhere and crash: the verdict appears here." }</p> },
                 Some(c) => verdict(c, &base),
             } }
+            <crate::components::chosen::ChosenCrash />
             <h3 class="sub">{ "Every crash point of the run so far" }</h3>
             <div class="controls">
                 <label>{ "points: " }

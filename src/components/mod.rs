@@ -1,5 +1,6 @@
 //! The lab's components: each takes data and callbacks, never the simulation.
 pub mod ail;
+pub mod chosen;
 pub mod cil;
 pub mod compare;
 pub mod controls;

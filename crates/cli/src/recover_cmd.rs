@@ -9,7 +9,6 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use xlog::RecoveryReport;
 
 #[derive(Args)]
 pub struct RecoverArgs {
@@ -41,29 +40,6 @@ pub fn main(a: &RecoverArgs) -> ExitCode {
     }
 }
 
-/// What the kernel prints for this recovery (`xlog_recover`, `xlog_verify_head`, `xlog_verify_tail`).
-fn kernel_messages(dev: &str, r: &RecoveryReport) -> Vec<String> {
-    let mut m = Vec::new();
-    if r.empty || r.clean {
-        return m;
-    }
-    if r.torn_head_trimmed {
-        m.push(format!(
-            "XFS ({dev}): Torn write (CRC failure) detected at log block 0x{:x}. Truncating head block from 0x{:x}.",
-            r.head_blk, r.head_blk
-        ));
-    }
-    if r.tail_overwrite_skipped {
-        m.push(format!(
-            "XFS ({dev}): Tail block (0x{:x}) overwrite detected. Updated to 0x{:x}",
-            r.tail_blk, r.tail_blk
-        ));
-    }
-    m.push(format!("XFS ({dev}): Starting recovery (logdev: internal)"));
-    m.push(format!("XFS ({dev}): Ending recovery (logdev: internal)"));
-    m
-}
-
 fn run(a: &RecoverArgs) -> Result<(), Stop> {
     let name = a.image.display().to_string();
     let mut f = File::open(&a.image).map_err(|e| Stop::Usage(format!("--image {name}: {e}")))?;
@@ -91,7 +67,7 @@ fn run(a: &RecoverArgs) -> Result<(), Stop> {
         r.tail_blk = r.head_blk;
     }
     let dev = a.image.file_name().map_or(name.clone(), |n| n.to_string_lossy().into_owned());
-    let messages = kernel_messages(&dev, &r);
+    let messages = r.kernel_messages(&dev);
     let state = if r.empty {
         "empty"
     } else if r.clean {

@@ -29,8 +29,9 @@ pub mod url;
 
 pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit, Cil, ItemKind};
 pub use crash::{
-    explore as explore_crash_states, explore_events as explore_crash_events, explore_only as explore_crash_state,
-    CrashExample, CrashLink, CrashPlan, CrashPoints, CrashReport, PointReport, EXHAUSTIVE_MAX,
+    check_chosen_state, explore as explore_crash_states, explore_events as explore_crash_events,
+    explore_only as explore_crash_state, writes_at_risk, AtRisk, ChosenState, CrashExample, CrashLink, CrashPlan,
+    CrashPoints, CrashReport, PointReport, EXHAUSTIVE_MAX,
 };
 pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq, ReqFlags};
 pub use geometry::Geometry;

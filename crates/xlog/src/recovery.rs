@@ -465,6 +465,30 @@ pub fn recover_log_region(log: &[u8]) -> Result<RegionRecovery, String> {
 }
 
 impl RecoveryReport {
+    /// What the kernel logs for this recovery of device `dev` (`xlog_recover`,
+    /// `xlog_verify_head`, `xlog_verify_tail`): nothing for an empty or clean log.
+    pub fn kernel_messages(&self, dev: &str) -> Vec<String> {
+        let mut m = Vec::new();
+        if self.empty || self.clean {
+            return m;
+        }
+        if self.torn_head_trimmed {
+            m.push(format!(
+                "XFS ({dev}): Torn write (CRC failure) detected at log block 0x{:x}. Truncating head block from 0x{:x}.",
+                self.head_blk, self.head_blk
+            ));
+        }
+        if self.tail_overwrite_skipped {
+            m.push(format!(
+                "XFS ({dev}): Tail block (0x{:x}) overwrite detected. Updated to 0x{:x}",
+                self.tail_blk, self.tail_blk
+            ));
+        }
+        m.push(format!("XFS ({dev}): Starting recovery (logdev: internal)"));
+        m.push(format!("XFS ({dev}): Ending recovery (logdev: internal)"));
+        m
+    }
+
     fn blank() -> RecoveryReport {
         RecoveryReport {
             head_blk: 0,

@@ -290,3 +290,35 @@ fn stale_buffers_log_cancel_records_that_recovery_honours() {
     assert!(r.cancel_records > 0, "recovery met cancel records");
     assert!(r.buffers_cancelled > 0, "and skipped the buffers logged before them");
 }
+
+#[test]
+fn a_chosen_crash_state_recovers_and_is_judged_like_the_explorers() {
+    let s = xlog::find_preset("small-crash").unwrap();
+    let mut sim = xlog::Sim::new(&s).unwrap();
+    sim.run_until(3_000_000);
+    let risk = xlog::writes_at_risk(&sim);
+    assert!(!risk.is_empty(), "writes in the cache or in flight at 3 ms");
+    for fate in [xlog::Fate::Lost, xlog::Fate::Kept] {
+        let c = xlog::check_chosen_state(&sim, &vec![fate; risk.len()]);
+        assert_eq!(c.fates.len(), risk.len());
+        let r = c.recovery.expect("upstream recovers whatever survives");
+        assert!(c.violated.is_empty(), "{fate:?}: {:?}", c.violated);
+        assert!(!r.empty);
+    }
+    // Under crash_model=prefix a kept cached write keeps every earlier one of its device.
+    let mut p = s.clone();
+    p.crash_model = xlog::CrashModel::Prefix;
+    let mut sim = xlog::Sim::new(&p).unwrap();
+    sim.run_until(3_000_000);
+    let risk = xlog::writes_at_risk(&sim);
+    if let Some(last) = risk.iter().rposition(|w| !w.inflight && w.dev == 0) {
+        let mut fates = vec![xlog::Fate::Lost; risk.len()];
+        fates[last] = xlog::Fate::Kept;
+        let c = xlog::check_chosen_state(&sim, &fates);
+        assert!(risk
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| !w.inflight && w.dev == 0 && *i <= last)
+            .all(|(i, _)| c.fates[i] == xlog::Fate::Kept));
+    }
+}

@@ -11,7 +11,7 @@ mod states;
 
 use crate::device::SectorMap;
 use crate::oracle::{Invariant, Oracle};
-use crate::recovery::{Fate, Image, Layer, Survivors};
+use crate::recovery::{Fate, Image, Layer, RecoveryReport, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
 use crate::units::Lsn;
@@ -107,6 +107,88 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
         report.crash_states += 1;
         point.check(&image(sim, &cand, &keep, &tears), s, &mut out, report);
     }
+}
+
+/// A write a crash at this instant may keep or lose, in the order the explorer's fates use.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AtRisk {
+    pub dev: usize,
+    /// The device request that wrote it (names it on the flush timeline).
+    pub req_id: u64,
+    pub sector: u64,
+    pub bytes: u64,
+    /// In flight: may also be torn. Otherwise completed into the volatile cache.
+    pub inflight: bool,
+    /// In flight with PREFLUSH: if it survives, the cached writes before it do too.
+    pub preflush: bool,
+}
+
+/// The writes a crash now may keep: the cached ones in completion order, then those in flight.
+pub fn writes_at_risk(sim: &Sim) -> Vec<AtRisk> {
+    choices(sim)
+        .iter()
+        .map(|c| AtRisk {
+            dev: c.dev,
+            req_id: c.req_id,
+            sector: c.sector,
+            bytes: c.data.len() as u64,
+            inflight: c.inflight,
+            preflush: c.preflush_mark.is_some(),
+        })
+        .collect()
+}
+
+/// One crash state someone chose, recovered and judged.
+#[derive(Clone, Debug)]
+pub struct ChosenState {
+    /// The fates as applied: the crash model's order and PREFLUSH implications enforced.
+    pub fates: Vec<Fate>,
+    pub recovery: Result<RecoveryReport, String>,
+    pub violated: Vec<Invariant>,
+}
+
+/// Crashes `sim` now with `fates` for `writes_at_risk(sim)` (missing ones lost): under
+/// `crash_model=prefix` a device keeps its cached writes only in completion order (a kept one
+/// keeps those before it); a surviving PREFLUSH write keeps what its flush covered; a torn
+/// write keeps its first half. Then recovery and every invariant, as the explorer checks them.
+pub fn check_chosen_state(sim: &Sim, fates: &[Fate]) -> ChosenState {
+    let ch = choices(sim);
+    let ndev = sim.devices().len();
+    let cand = index_choices(ndev, &ch);
+    let mut keep: Vec<Fate> = (0..ch.len()).map(|i| fates.get(i).copied().unwrap_or(Fate::Lost)).collect();
+    if sim.scenario().crash_model == CrashModel::Prefix {
+        for d in 0..ndev {
+            let last = ch
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| c.dev == d && !c.inflight && keep[*i] != Fate::Lost)
+                .map(|(i, _)| i)
+                .max();
+            for (i, c) in ch.iter().enumerate() {
+                if c.dev == d && !c.inflight && last.is_some_and(|l| i <= l) {
+                    keep[i] = Fate::Kept;
+                }
+            }
+            // An in-flight write lands after every cached one of its device.
+            let all_cached = ch.iter().enumerate().all(|(i, c)| c.dev != d || c.inflight || keep[i] != Fate::Lost);
+            for (i, c) in ch.iter().enumerate() {
+                if c.dev == d && c.inflight && !all_cached {
+                    keep[i] = Fate::Lost;
+                }
+            }
+        }
+    }
+    let mut tears = vec![0u64; ch.len()];
+    let mut no_rng = rand_pcg::Pcg64Mcg::seed_from_u64(0);
+    draw_tears(&ch, true, &mut no_rng, &mut tears);
+    apply_preflush_marks(&ch, ndev, &mut keep);
+    let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
+    let oracle = Oracle::new(sim.history(), head);
+    let mut violated = sim_level(sim);
+    let recovery = oracle.check(&image(sim, &cand, &keep, &tears), true, &mut violated);
+    violated.sort_unstable();
+    violated.dedup();
+    ChosenState { fates: keep, recovery, violated }
 }
 
 /// The invariants the sim decided while it ran, where they are exact: every state of a

@@ -11,6 +11,7 @@ use std::hash::Hasher;
 /// One write that a crash may or may not keep.
 pub(super) struct Choice {
     pub(super) dev: usize,
+    pub(super) req_id: u64,
     pub(super) sector: u64,
     pub(super) data: Vec<u8>,
     /// In flight: may also be torn. Cached: kept or lost.
@@ -28,6 +29,7 @@ pub(super) fn choices(sim: &Sim) -> Vec<Choice> {
         for w in dev.cached() {
             out.push(Choice {
                 dev: d,
+                req_id: w.req_id,
                 sector: w.sector,
                 data: w.data.clone(),
                 inflight: false,
@@ -39,6 +41,7 @@ pub(super) fn choices(sim: &Sim) -> Vec<Choice> {
             if let IoKind::Write { preflush, .. } = r.kind {
                 out.push(Choice {
                     dev: d,
+                    req_id: r.id,
                     sector: r.sector,
                     data: r.data.clone(),
                     inflight: true,
