@@ -56,6 +56,9 @@ test("a crash example link from loglab crash --json opens on that state and name
   assert.equal(Number(v.violations), sum(replay.violations));
   assert.ok(Number(v.violations) > 0);
   assert.match(v.text, new RegExp(`✗ violated${ex.invariant}`), `names ${ex.invariant}`);
+  // What caused it: the event that first broke an invariant the run itself decides.
+  const cause = ex.detail.match(/first broken at event \d+/);
+  if (cause) assert.ok(v.text.includes(cause[0]), `the lab names ${cause[0]}`);
   await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash-bug.png') });
   assert.deepEqual(errors, []);
 });

@@ -153,6 +153,7 @@ fn chosen_verdict(how: &str, c: &ChosenState) -> Html {
                 },
                 Err(e) => html! { <p class="error">{ format!("Recovery failed: {e}") }</p> },
             } }
+            if !c.causes.is_empty() { <p class="muted" data-testid="crash-causes">{ c.causes.clone() }</p> }
             <ul class="invariants">
                 { for c.violated.iter().map(|&inv: &Invariant| html! {
                     <li class="fail" data-invariant={inv.as_str()}><span class="mark">{ "✗ violated" }</span><code>{ inv.as_str() }</code>{ format!(" — {}", inv.explain()) }</li>

@@ -143,6 +143,8 @@ pub fn writes_at_risk(sim: &Sim) -> Vec<AtRisk> {
 pub struct ChosenState {
     /// The fates as applied: the crash model's order and PREFLUSH implications enforced.
     pub fates: Vec<Fate>,
+    /// For invariants the run broke before the crash: the event that first broke each.
+    pub causes: String,
     pub recovery: Result<RecoveryReport, String>,
     pub violated: Vec<Invariant>,
 }
@@ -188,7 +190,19 @@ pub fn check_chosen_state(sim: &Sim, fates: &[Fate]) -> ChosenState {
     let recovery = oracle.check(&image(sim, &cand, &keep, &tears), true, &mut violated);
     violated.sort_unstable();
     violated.dedup();
-    ChosenState { fates: keep, recovery, violated }
+    ChosenState { fates: keep, recovery, violated, causes: sim_level_causes(sim) }
+}
+
+/// For the invariants the sim decided as it ran: the event that first broke each.
+fn sim_level_causes(sim: &Sim) -> String {
+    let first = sim.first_monitor_violations();
+    [(0, Invariant::NoLiveOverwrite), (1, Invariant::CommitImpliesCheckpoint), (2, Invariant::Durability)]
+        .iter()
+        .filter_map(|&(k, inv)| {
+            first[k]
+                .map(|(e, t)| format!("{} first broken at event {e} (t = {:.6} ms); ", inv.as_str(), t as f64 / 1e6))
+        })
+        .collect()
 }
 
 /// The invariants the sim decided while it ran, where they are exact: every state of a
@@ -252,6 +266,11 @@ impl PointCheck<'_> {
                 )
             }
             Err(e) => e.clone(),
+        };
+        let detail = if self.sim_level.is_empty() {
+            detail
+        } else {
+            format!("{}; {}", detail.trim_end_matches([' ', ';']), sim_level_causes(self.sim))
         };
         out.sort_unstable();
         out.dedup();

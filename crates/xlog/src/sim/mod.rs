@@ -247,6 +247,7 @@ impl Sim {
         let Reverse((t, _, ev)) = self.queue.pop()?;
         self.now = t;
         self.counters.events += 1;
+        self.monitor.clock = (self.counters.events, t);
         if !self.stopping && t >= self.scenario.duration.0 {
             self.stopping = true;
         }

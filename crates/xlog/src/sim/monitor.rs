@@ -5,7 +5,7 @@
 
 use super::history::CheckpointRecord;
 use crate::sectors::SectorMap;
-use crate::units::Lsn;
+use crate::units::{Lsn, Ns};
 use std::collections::BTreeMap;
 
 /// A log record going to the device, as the monitor needs to judge it.
@@ -51,6 +51,10 @@ pub(crate) struct Monitor {
     pub start_records_unordered: u64,
     /// "Transaction log reservation overrun": a ticket went below zero.
     pub reservation_overruns: u64,
+    /// (events, virtual time) of the event being run, so a first violation can say when.
+    pub(crate) clock: (u64, Ns),
+    /// When each of live_overwrites, ckpt_unstable_at_completion and acked_unstable first rose.
+    pub first: [Option<(u64, Ns)>; 3],
 }
 
 impl Monitor {
@@ -68,12 +72,19 @@ impl Monitor {
             log_overwrites_unflushed: 0,
             start_records_unordered: 0,
             reservation_overruns: 0,
+            clock: (0, 0),
+            first: [None; 3],
         }
+    }
+
+    fn note_first(&mut self, k: usize) {
+        self.first[k].get_or_insert(self.clock);
     }
 
     /// `xlog_sync` packed a record of `blocks` at `lsn`: it must end within one log size of the tail.
     pub(crate) fn record_packed(&mut self, lsn: Lsn, blocks: u64, tail: Lsn) {
         if lsn.linear(self.log_bb) + blocks > tail.linear(self.log_bb) + self.log_bb as u64 {
+            self.note_first(0);
             self.live_overwrites += 1;
         }
     }
@@ -123,6 +134,7 @@ impl Monitor {
             stable.get(sector).is_some_and(|s| crate::format::sector_cycle(s) as u64 == p / log_bb)
         });
         if !ok {
+            self.note_first(1);
             self.ckpt_unstable_at_completion += 1;
         }
     }
@@ -132,6 +144,7 @@ impl Monitor {
     pub(crate) fn fsync_acked(&mut self, stable: &SectorMap, daddr: u64, version: u64) {
         let ok = stable.get(daddr).and_then(|s| crate::format::read_meta(s)).is_some_and(|(_, v, _)| v >= version);
         if !ok {
+            self.note_first(2);
             self.acked_unstable += 1;
         }
     }

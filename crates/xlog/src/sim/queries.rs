@@ -76,6 +76,11 @@ impl Sim {
     pub fn checkpoints_unstable_at_completion(&self) -> u64 {
         self.monitor.ckpt_unstable_at_completion
     }
+    /// (events, virtual time) at which the live-overwrite, commit-implies-checkpoint and
+    /// durability monitors first fired, in that order.
+    pub fn first_monitor_violations(&self) -> [Option<(u64, Ns)>; 3] {
+        self.monitor.first
+    }
     /// Virtual time of the next queued event, if any.
     pub fn next_event_at(&self) -> Option<Ns> {
         self.queue.peek().map(|Reverse((t, _, _))| *t)
