@@ -43,6 +43,15 @@ test('B runs on A’s clock as loglab run computes it, and the diff marks what t
   assert.ok(changed.includes('fua_writes') || changed.includes('cache_flushes'), `legacy flushes differently: ${changed}`);
   assert.equal(await page.locator('[data-testid="compare"] canvas').count(), 2, 'two flush timelines, one above the other');
   await page.locator('[data-testid="compare"]').screenshot({ path: path.join(ARTIFACTS, 'panel-compare.png') });
+  // Two settings at once.
+  await page.fill('[data-testid="compare-more"]', 'iclog_count=2');
+  await page.click('[data-testid="compare-go"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="compare"]').dataset.bLabel === 'flush=legacy&iclog_count=2');
+  const now = await page.getAttribute('#lab', 'data-sim-ns');
+  assert.equal(await page.getAttribute('[data-testid="compare"]', 'data-b-trace-hash'),
+    native('?preset=fsmark-create&flush=legacy&iclog_count=2', `${Number(now) / 1000}us`).trace_hash);
+  await page.fill('[data-testid="compare-more"]', '');
+  await page.click('[data-testid="compare-go"]');
   // A bad value names the key and value and leaves the comparison as it was.
   await page.fill('[data-testid="compare-value"]', 'sideways');
   await page.click('[data-testid="compare-go"]');

@@ -39,6 +39,14 @@ test('Crash now checks the same states as loglab crash at that event, with the s
   assert.match(v.text, /every invariant holds|violations/);
   assert.equal(await page.locator('[data-testid="crash-verdict"] li').count(), 11, 'each named invariant, pass or fail');
   await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash.png') });
+  // Switch the crash model mid-run: the same instant, the states a prefix crash allows.
+  await page.selectOption('[data-testid="crash-model"]', 'prefix');
+  await page.click('[data-testid="crash-now"]');
+  const p = await verdict(page);
+  assert.equal(p.event, v.event, 'the same instant');
+  const prefix = crashJson(['--url', `${ORIGIN}?preset=small-crash&crash_model=prefix&crash_event=${v.event}&crash_budget=256`]);
+  assert.equal(Number(p.states), prefix.crash_states);
+  assert.ok(Number(p.states) <= Number(v.states), 'prefix allows no more states than subset');
   assert.deepEqual(errors, []);
 });
 

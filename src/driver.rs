@@ -102,20 +102,22 @@ pub struct Frame {
 
 /// A second run of the scenario with one knob different, kept on the first run's clock.
 pub struct Compare {
-    pub key: String,
-    pub value: String,
+    /// The settings that differ, `key=value` each.
+    pub changes: Vec<(String, String)>,
     scenario: Scenario,
     sim: Sim,
 }
 
 impl Compare {
-    fn new(base: &Scenario, key: &str, value: &str) -> Result<Compare, String> {
+    fn new(base: &Scenario, changes: &[(String, String)]) -> Result<Compare, String> {
         let mut s = base.clone();
-        s.set(key, value)?;
+        for (k, v) in changes {
+            s.set(k, v)?;
+        }
         s.validate()?;
         let mut sim = Sim::new(&s)?;
         sim.keep_timeline(TIMELINE_RECORD);
-        Ok(Compare { key: key.into(), value: value.into(), scenario: s, sim })
+        Ok(Compare { changes: changes.to_vec(), scenario: s, sim })
     }
 
     /// Brings the second run to `now`: forward by running, back by starting again.
@@ -302,7 +304,11 @@ impl Lab {
     }
     /// Runs the scenario a second time with `key=value`, on this run's clock (compare mode).
     pub fn compare_with(&self, key: &str, value: &str) -> Result<(), String> {
-        let mut c = Compare::new(&self.state.opened.scenario, key, value)?;
+        self.compare_with_all(&[(key.to_string(), value.to_string())])
+    }
+    /// As `compare_with`, with several settings changed at once.
+    pub fn compare_with_all(&self, changes: &[(String, String)]) -> Result<(), String> {
+        let mut c = Compare::new(&self.state.opened.scenario, changes)?;
         c.follow(self.sim.borrow().now());
         *self.compare.borrow_mut() = Some(c);
         (self.publish)();
@@ -322,6 +328,10 @@ impl Lab {
         while sim.events() < target && sim.step().is_some() {}
         let entries = xlog::logwrites::entries(sim.devices()[0].journal(), |tag| !Sim::is_file_data(tag));
         Ok(xlog::logwrites::encode(&entries))
+    }
+    /// The scenario the run follows now (the link's, with any what-if branch applied).
+    pub fn scenario_now(&self) -> Scenario {
+        self.sim.borrow().scenario().clone()
     }
     /// The writes a crash now may keep or lose, each with its request as the flush timeline
     /// recorded it (what it was issued for), when that is still recorded.
@@ -374,7 +384,7 @@ fn frame_of(
     let compare = compare.map(|c| {
         let (timeline, timeline_from) = recent_requests(&c.sim);
         Rc::new(CompareFrame {
-            label: format!("{}={}", c.key, c.value),
+            label: c.changes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&"),
             now_ns: c.sim.now(),
             metrics: Rc::new(c.sim.metrics()),
             timeline: Rc::new(timeline),

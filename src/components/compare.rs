@@ -24,6 +24,7 @@ pub fn compare_panel() -> Html {
     let lab = use_context::<Lab>().expect("ComparePanel sits inside the lab's context");
     let key = use_state(|| "flush".to_string());
     let value = use_state(|| "legacy".to_string());
+    let more = use_state(String::new);
     let error = use_state(|| None::<String>);
     let on_key = {
         let key = key.clone();
@@ -39,9 +40,25 @@ pub fn compare_panel() -> Html {
             value.set(input.value());
         })
     };
+    let on_more = {
+        let more = more.clone();
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            more.set(input.value());
+        })
+    };
     let on_go = {
-        let (lab, key, value, error) = (lab.clone(), key.clone(), value.clone(), error.clone());
-        Callback::from(move |_: MouseEvent| error.set(lab.compare_with(&key, value.trim()).err()))
+        let (lab, key, value, more, error) = (lab.clone(), key.clone(), value.clone(), more.clone(), error.clone());
+        Callback::from(move |_: MouseEvent| {
+            let mut changes = vec![((*key).clone(), value.trim().to_string())];
+            for kv in more.split([',', '&']).map(str::trim).filter(|x| !x.is_empty()) {
+                match kv.split_once('=') {
+                    Some((k, v)) => changes.push((k.trim().to_string(), v.trim().to_string())),
+                    None => return error.set(Some(format!("'{kv}' is not key=value"))),
+                }
+            }
+            error.set(lab.compare_with_all(&changes).err())
+        })
     };
     let on_stop = {
         let lab = lab.clone();
@@ -65,6 +82,9 @@ pub fn compare_panel() -> Html {
                 </label>
                 { "=" }
                 <input data-testid="compare-value" value={(*value).clone()} oninput={on_value} aria-label="its value" />
+                <label>{ "and " }
+                    <input data-testid="compare-more" placeholder="key=value, …" value={(*more).clone()} oninput={on_more} aria-label="more settings to change" />
+                </label>
                 <button class="small" data-testid="compare-go" onclick={on_go}>{ "Compare" }</button>
                 if frame.compare.is_some() {
                     <button class="small secondary" data-testid="compare-stop" onclick={on_stop}>{ "Stop" }</button>

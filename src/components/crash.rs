@@ -159,7 +159,8 @@ pub fn crash_panel() -> Html {
             (lab.clone(), budget.clone(), points.clone(), pool.clone(), heat.clone(), acc.clone());
         Callback::from(move |_: MouseEvent| {
             let events = CrashPlan::even_points(lab.events(), *points);
-            let scenario = lab.state.opened.scenario.clone();
+            // crash_model may have been switched mid-run; it changes what a crash keeps, not the run.
+            let scenario = lab.scenario_now();
             let jobs: Vec<String> = events
                 .chunks(POINTS_PER_JOB)
                 .map(|e| {
@@ -211,7 +212,15 @@ pub fn crash_panel() -> Html {
         pool.borrow_mut().take();
     }
     let base = link_query(&lab.state.opened);
-    let model = format!("{:?}", lab.state.opened.scenario.crash_model).to_lowercase();
+    let model = format!("{:?}", lab.scenario_now().crash_model).to_lowercase();
+    let on_model = {
+        let lab = lab.clone();
+        Callback::from(move |e: Event| {
+            let sel: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            // A what-if branch: the run goes on from here; only what a crash may keep changes.
+            let _ = lab.branch("crash_model", &sel.value());
+        })
+    };
     html! {
         <div class="panel crash" data-testid="crash" style="margin-top:14px">
             <h2>{ "crash and recover" }</h2>
@@ -224,6 +233,11 @@ pub fn crash_panel() -> Html {
                 <label>{ "states: " }
                     <select data-testid="crash-budget" onchange={on_budget} aria-label="crash states to check">
                         { for BUDGETS.iter().map(|&b| html! { <option value={b.to_string()} selected={b == *budget}>{ format!("up to {b}") }</option> }) }
+                    </select>
+                </label>
+                <label>{ "crash model: " }
+                    <select data-testid="crash-model" onchange={on_model} aria-label="crash model">
+                        { for ["subset", "prefix"].iter().map(|m| html! { <option value={*m} selected={*m == model}>{ *m }</option> }) }
                     </select>
                 </label>
                 <span class="muted">{ format!("event {}", lab.events()) }</span>

@@ -20,7 +20,7 @@ const CSS_W: f64 = 640.0;
 const CSS_H: f64 = 200.0;
 
 /// A tick label short enough for the axis: 16000 → "16k", 0.25 → "0.25".
-fn compact(v: f64) -> String {
+pub fn compact(v: f64) -> String {
     match v.abs() {
         a if a >= 1e6 => format!("{:.1}M", v / 1e6),
         a if a >= 1e4 => format!("{:.0}k", v / 1e3),

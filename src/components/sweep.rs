@@ -25,6 +25,17 @@ const COLUMNS: &[&str] = &[
     "cil_throttle_waits",
     "cache_flushes",
 ];
+/// What the chart can show: the table's columns and the seed 000 table's bandwidth.
+const CHARTABLE: &[&str] = &[
+    "latency_ms_p995",
+    "bandwidth_mb_s",
+    "grant_head_waits",
+    "tx_per_sec",
+    "latency_ms_p50",
+    "latency_ms_p99",
+    "cil_throttle_waits",
+    "cache_flushes",
+];
 const CSS_W: f64 = 640.0;
 const CSS_H: f64 = 220.0;
 const LINE_COLOURS: &[&str] = &[
@@ -115,6 +126,7 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, s: &Sweep, y: &str) -> Option<()
                 .cloned()
                 .unwrap_or_default()
         })
+        .y_label_formatter(&|v| crate::components::plots::compact(*v))
         .x_desc(k1.as_str())
         .y_desc(y)
         .label_style(font.clone())
@@ -158,7 +170,7 @@ pub fn sweep_panel() -> Html {
     let v1 = use_state(|| "2MiB,4MiB,8MiB".to_string());
     let k2 = use_state(|| "flush".to_string());
     let v2 = use_state(|| "legacy,upstream".to_string());
-    let y = use_state(|| "tx_per_sec".to_string());
+    let y = use_state(|| "latency_ms_p995".to_string());
     let sweep = use_state(|| None::<Rc<Sweep>>);
     let acc = use_mut_ref(Sweep::default);
     let pool = use_mut_ref(|| None::<Pool>);
@@ -317,7 +329,7 @@ pub fn sweep_panel() -> Html {
                         <div class="controls" style="margin-top:6px">
                             <label>{ "chart: " }
                                 <select data-testid="sweep-metric" onchange={pick(&y)}>
-                                    { for COLUMNS.iter().map(|c| html! { <option value={*c} selected={*c == y.as_str()}>{ *c }</option> }) }
+                                    { for CHARTABLE.iter().map(|c| html! { <option value={*c} selected={*c == y.as_str()}>{ *c }</option> }) }
                                 </select>
                             </label>
                         </div>
