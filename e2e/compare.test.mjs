@@ -2,22 +2,15 @@
 // `loglab run --until` computes for B's link, and the diff shows what changed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
-const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+import { ARTIFACTS, nativeRun, openBrowser, serveDist } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); fs.mkdirSync(ARTIFACTS, { recursive: true }); });
 after(async () => { await browser?.close(); await server?.close(); });
 
-const native = (query, until) =>
-  JSON.parse(execFileSync(LOGLAB, ['run', '--url', `http://127.0.0.1:8080/${query}`, '--until', until, '--json']).toString());
+const native = nativeRun;
 
 test('B runs on A’s clock as loglab run computes it, and the diff marks what the setting changed', async () => {
   const { page, errors } = browser;

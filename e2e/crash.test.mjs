@@ -3,24 +3,16 @@
 // CLI prints opens on that very state and its verdict.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
-const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
-const ORIGIN = 'http://127.0.0.1:8080/';
+import { ARTIFACTS, ORIGIN, loglab, openBrowser, serveDist } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); fs.mkdirSync(ARTIFACTS, { recursive: true }); });
 after(async () => { await browser?.close(); await server?.close(); });
 
 function crashJson(args) {
-  assert.ok(LOGLAB, `the loglab binary is missing under ${target}: cargo build -p loglab`);
-  return JSON.parse(execFileSync(LOGLAB, ['crash', ...args, '--json']).toString());
+  return JSON.parse(loglab(['crash', ...args, '--json']).toString());
 }
 const sum = (o) => Object.values(o).reduce((a, b) => a + b, 0);
 const verdict = (page) => page.$eval('[data-testid="crash-verdict"]', (e) => ({ ...e.dataset, text: e.textContent }));

@@ -2,39 +2,29 @@
 // moment; the series CSV and the charts' PNGs are what they say.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser } from './harness.mjs';
+import { downloaded, loglab, openBrowser, serveDist } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
-const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
 const LINK = 'http://127.0.0.1:8080/?preset=small-crash';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); });
 after(async () => { await browser?.close(); await server?.close(); });
 
-async function downloaded(page, id) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="${id}"]`)]);
-  return fs.readFileSync(await dl.path());
-}
-
 test('metrics JSON and dm-log-writes equal the CLI’s at the same moment; CSV and PNGs are well formed', async () => {
   const { page, errors } = browser;
   await page.goto(server.url + '?preset=small-crash&at=5ms');
   await page.waitForSelector('#lab[data-ready="true"]');
   const metrics = JSON.parse((await downloaded(page, 'export-metrics')).toString());
-  const cli = JSON.parse(execFileSync(LOGLAB, ['run', '--url', LINK, '--until', '5ms', '--json']).toString());
+  const cli = JSON.parse(loglab(['run', '--url', LINK, '--until', '5ms', '--json']).toString());
   for (const [k, v] of Object.entries(metrics)) {
     if (typeof v === 'number' && !Number.isInteger(v)) assert.ok(Math.abs(cli[k] - v) <= 1e-9 * Math.max(1, Math.abs(v)), k);
     else assert.deepEqual(v, cli[k], k);
   }
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'loglab-lw-')), 'run.logwrites');
-  execFileSync(LOGLAB, ['export-logwrites', '--url', LINK, '--until', '5ms', '--out', out]);
+  loglab(['export-logwrites', '--url', LINK, '--until', '5ms', '--out', out]);
   const lw = await downloaded(page, 'export-logwrites');
   assert.ok(lw.length > 0);
   assert.ok(lw.equals(fs.readFileSync(out)), 'byte for byte the stream loglab export-logwrites --until writes');

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const DIST = path.resolve(here, '..', 'dist');
@@ -52,4 +53,27 @@ export async function openBrowser() {
     context, page, errors,
     close: async () => { await context.close(); fs.rmSync(profile, { recursive: true, force: true }); },
   };
+}
+
+const TARGET = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
+/** The loglab binary `cargo test` built (debug; release when only that exists). */
+export const LOGLAB = ['debug', 'release'].map((p) => path.join(TARGET, p, 'loglab')).find((f) => fs.existsSync(f));
+/** The release loglab (for speed comparisons). */
+export const LOGLAB_RELEASE = path.join(TARGET, 'release', 'loglab');
+/** The origin the CLI puts in front of every link it prints. */
+export const ORIGIN = 'http://127.0.0.1:8080/';
+
+/** Runs loglab with `args`; returns its stdout as text. */
+export function loglab(args) {
+  if (!LOGLAB) throw new Error(`the loglab binary is missing under ${TARGET}: cargo build -p loglab`);
+  return execFileSync(LOGLAB, args).toString();
+}
+
+/** `loglab run --url <query> --until <until> --json`, parsed. */
+export const nativeRun = (query, until) => JSON.parse(loglab(['run', '--url', `${ORIGIN}${query}`, '--until', until, '--json']));
+
+/** Clicks the `data-testid` button and returns the file it downloads. */
+export async function downloaded(page, testid) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="${testid}"]`)]);
+  return fs.readFileSync(await dl.path());
 }

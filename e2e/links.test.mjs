@@ -3,26 +3,14 @@
 // The native side is the debug binary `cargo test` has just built.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
-const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+import { serveDist, openBrowser, nativeRun } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); });
 after(async () => { await browser?.close(); await server?.close(); });
 
 /** The native run of `query` stopped at `at`, as `loglab run --url … --until … --json`. */
-function native(query, at) {
-  assert.ok(LOGLAB, `the loglab binary is missing under ${target}: cargo build -p loglab`);
-  const out = execFileSync(LOGLAB, ['run', '--url', `http://127.0.0.1:8080/${query}`, '--until', at, '--json']);
-  return JSON.parse(out.toString());
-}
+const native = nativeRun;
 
 async function open(query) {
   const { page } = browser;

@@ -2,21 +2,15 @@
 // updates as you type, keeps a bad value with its message, and runs the log it picked.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
-const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+import { ARTIFACTS, loglab, openBrowser, serveDist } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); fs.mkdirSync(ARTIFACTS, { recursive: true }); });
 after(async () => { await browser?.close(); await server?.close(); });
 
-const size = (args) => JSON.parse(execFileSync(LOGLAB, ['size', ...args, '--json']).toString());
+const size = (args) => JSON.parse(loglab(['size', ...args, '--json']).toString());
 
 const GEOMETRIES = [
   { fields: { fs_size: '4GiB' }, args: ['--fs-size', '4GiB'] },

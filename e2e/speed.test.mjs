@@ -5,12 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
-const RELEASE = path.join(target, 'release', 'loglab');
+import { serveDist, openBrowser, LOGLAB_RELEASE as RELEASE } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); });

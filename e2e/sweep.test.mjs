@@ -2,24 +2,13 @@
 // a chart, and the rows as JSON and CSV downloads.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
-const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+import { ARTIFACTS, downloaded, loglab, openBrowser, serveDist } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); fs.mkdirSync(ARTIFACTS, { recursive: true }); });
 after(async () => { await browser?.close(); await server?.close(); });
-
-async function downloaded(page, id) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="${id}"]`)]);
-  return fs.readFileSync(await dl.path()).toString();
-}
 
 test('a two-key sweep in workers gives loglab sweep --json’s rows, as a table, a chart and downloads', async () => {
   const { page, errors } = browser;
@@ -35,9 +24,9 @@ test('a two-key sweep in workers gives loglab sweep --json’s rows, as a table,
     const s = document.querySelector('[data-testid="sweep"]');
     return s.dataset.total && s.dataset.done === s.dataset.total;
   }, null, { timeout: 60000 });
-  const cli = JSON.parse(execFileSync(LOGLAB, ['sweep', '--url', 'http://127.0.0.1:8080/?preset=small-crash&duration=50ms',
+  const cli = JSON.parse(loglab(['sweep', '--url', 'http://127.0.0.1:8080/?preset=small-crash&duration=50ms',
     '--vary', 'log_size=2MiB,4MiB,8MiB', '--vary', 'flush=legacy,upstream', '--json']).toString());
-  const lab = JSON.parse(await downloaded(page, 'sweep-json'));
+  const lab = JSON.parse((await downloaded(page, 'sweep-json')).toString());
   assert.equal(lab.length, cli.length);
   lab.forEach((row, i) => {
     for (const [k, v] of Object.entries(cli[i])) {
@@ -46,7 +35,7 @@ test('a two-key sweep in workers gives loglab sweep --json’s rows, as a table,
     }
   });
   assert.equal(await page.locator('[data-testid="sweep-table"] tr').count(), 1 + 6);
-  const csv = (await downloaded(page, 'sweep-csv')).trim().split('\n');
+  const csv = (await downloaded(page, 'sweep-csv')).toString().trim().split('\n');
   assert.equal(csv.length, 1 + 6);
   assert.match(csv[0], /^log_size,flush,/);
   await page.selectOption('[data-testid="sweep-metric"]', 'cache_flushes');

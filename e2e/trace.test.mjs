@@ -2,26 +2,15 @@
 // filtered by event, shown and downloaded.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const target = process.env.CARGO_TARGET_DIR ?? path.resolve(here, '..', 'target');
-const LOGLAB = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+import { ARTIFACTS, downloaded, loglab, openBrowser, serveDist } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); fs.mkdirSync(ARTIFACTS, { recursive: true }); });
 after(async () => { await browser?.close(); await server?.close(); });
 
-const cliTrace = (args) => execFileSync(LOGLAB, ['trace', '--url', 'http://127.0.0.1:8080/?preset=small-crash', '--until', '2ms', ...args]).toString();
-
-async function downloaded(page) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="trace-download"]')]);
-  return fs.readFileSync(await dl.path()).toString();
-}
+const cliTrace = (args) => loglab(['trace', '--url', 'http://127.0.0.1:8080/?preset=small-crash', '--until', '2ms', ...args]).toString();
 
 test('the downloaded trace equals loglab trace --until for the same link, whole and filtered', async () => {
   const { page, errors } = browser;
@@ -33,12 +22,12 @@ test('the downloaded trace equals loglab trace --until for the same link, whole 
   const body = whole.split('\n').filter((l) => l && !l.startsWith('#'));
   assert.equal(Number(await page.getAttribute('[data-testid="trace-count"]', 'data-lines')), body.length);
   assert.equal((await page.textContent('[data-testid="trace-text"]')).split('\n').at(-1), body.at(-1), 'the last line on screen is the last event');
-  assert.equal(await downloaded(page), whole, 'the whole trace, header included');
+  assert.equal((await downloaded(page, 'trace-download')).toString(), whole, 'the whole trace, header included');
   await page.fill('[data-testid="trace-filter"]', 'xfs_log_force');
   await page.click('[data-testid="trace-show"]');
   const only = cliTrace(['--event', 'xfs_log_force']);
   assert.ok(only.split('\n').filter((l) => l && !l.startsWith('#')).length > 0, 'the filter keeps some lines');
-  assert.equal(await downloaded(page), only, 'filtered as --event filters');
+  assert.equal((await downloaded(page, 'trace-download')).toString(), only, 'filtered as --event filters');
   await page.locator('[data-testid="trace"]').screenshot({ path: path.join(ARTIFACTS, 'panel-trace.png') });
   assert.deepEqual(errors, []);
 });

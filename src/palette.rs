@@ -29,6 +29,16 @@ pub fn rgb(hex: &str) -> (u8, u8, u8) {
     (h(1), h(3), h(5))
 }
 
+/// The iclog states in ring order of life: the ring's legend lists them so.
+pub const ICLOG_STATES: [IclogState; 6] = [
+    IclogState::Active,
+    IclogState::WantSync,
+    IclogState::Syncing,
+    IclogState::DoneSync,
+    IclogState::Callback,
+    IclogState::Dirty,
+];
+
 /// Each iclog state (the ring, its legend and the narration).
 pub fn iclog_state(state: IclogState) -> &'static str {
     match state {
@@ -82,18 +92,10 @@ mod tests {
 
     #[test]
     fn every_iclog_state_has_its_own_colour() {
-        let all = [
-            IclogState::Active,
-            IclogState::WantSync,
-            IclogState::Syncing,
-            IclogState::DoneSync,
-            IclogState::Callback,
-            IclogState::Dirty,
-        ];
-        let mut c: Vec<_> = all.iter().map(|&s| iclog_state(s)).collect();
+        let mut c: Vec<_> = ICLOG_STATES.iter().map(|&s| iclog_state(s)).collect();
         c.sort();
         c.dedup();
-        assert_eq!(c.len(), all.len());
+        assert_eq!(c.len(), ICLOG_STATES.len());
     }
 
     #[test]

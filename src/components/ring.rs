@@ -3,7 +3,7 @@
 use crate::geometry::{ring_segments, state_label};
 use crate::palette;
 use std::rc::Rc;
-use xlog::{icl_flags_str, IclogState, IclogsView, View};
+use xlog::{icl_flags_str, IclogsView, View};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -20,14 +20,6 @@ pub fn iclog_ring(props: &RingProps) -> Html {
     let noiclogs = detail.noiclog_waiters.len();
     let fill: Vec<f64> = v.iclogs.iter().map(|ic| ic.offset as f64 / ic.capacity.max(1) as f64).collect();
     let segs = ring_segments(v.iclogs.len(), 200.0, 200.0, 150.0, 95.0, &fill);
-    let legend = [
-        IclogState::Active,
-        IclogState::WantSync,
-        IclogState::Syncing,
-        IclogState::DoneSync,
-        IclogState::Callback,
-        IclogState::Dirty,
-    ];
     html! {
         <div class="panel ring">
             <h2>{ "iclog ring" }</h2>
@@ -94,7 +86,7 @@ pub fn iclog_ring(props: &RingProps) -> Html {
                 }
             </svg>
             <div class="legend">
-                { for legend.iter().map(|&s| html! {
+                { for palette::ICLOG_STATES.iter().map(|&s| html! {
                     <span style={format!("--c:{}", palette::iclog_state(s))}>{ state_label(s) }</span>
                 }) }
             </div>

@@ -32,23 +32,27 @@ pub struct CrashPlan {
 impl CrashPlan {
     /// Runs `s` once to the end.
     pub fn new(s: &Scenario, points: CrashPoints, states_per_point: u32) -> Result<CrashPlan, String> {
-        let mut probe = Sim::new(s)?;
-        probe.run();
-        Ok(CrashPlan {
-            scenario: s.clone(),
-            points,
-            states_per_point,
-            run_events: probe.events(),
-            run_metrics: probe.metrics(),
-        })
+        Self::probed(s, points, states_per_point, |probe| probe.run())
     }
 
     /// As `new`, but the run ends at virtual time `until` (no wind-down): the points spread
     /// over the run so far, as the lab's crash heat map spreads them.
     pub fn new_until(s: &Scenario, points: CrashPoints, states_per_point: u32, until: Ns) -> Result<CrashPlan, String> {
+        Self::probed(s, points, states_per_point, |probe| {
+            probe.set_keep_trace(false);
+            probe.run_until(until)
+        })
+    }
+
+    /// A plan whose run length and metrics come from a probe run driven by `run`.
+    fn probed(
+        s: &Scenario,
+        points: CrashPoints,
+        states_per_point: u32,
+        run: impl FnOnce(&mut Sim),
+    ) -> Result<CrashPlan, String> {
         let mut probe = Sim::new(s)?;
-        probe.set_keep_trace(false);
-        probe.run_until(until);
+        run(&mut probe);
         Ok(CrashPlan {
             scenario: s.clone(),
             points,

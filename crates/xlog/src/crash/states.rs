@@ -218,11 +218,27 @@ mod tests {
     use Fate::{Kept, Lost, Torn};
 
     fn cached(dev: usize, cseq: u64) -> Choice {
-        Choice { dev, sector: cseq * 8, data: vec![0; SECTOR], inflight: false, preflush_mark: None, cseq }
+        Choice {
+            dev,
+            req_id: cseq,
+            sector: cseq * 8,
+            data: vec![0; SECTOR],
+            inflight: false,
+            preflush_mark: None,
+            cseq,
+        }
     }
 
     fn inflight(dev: usize, preflush_mark: Option<u64>) -> Choice {
-        Choice { dev, sector: 1000, data: vec![0; 4 * SECTOR], inflight: true, preflush_mark, cseq: u64::MAX }
+        Choice {
+            dev,
+            req_id: 0,
+            sector: 1000,
+            data: vec![0; 4 * SECTOR],
+            inflight: true,
+            preflush_mark,
+            cseq: u64::MAX,
+        }
     }
 
     fn fates_of(space: &StateSpace, ch: &[Choice], s: u64) -> Vec<Fate> {
