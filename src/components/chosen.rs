@@ -53,9 +53,18 @@ fn next_random(seed: &mut u64) -> u64 {
 pub fn chosen_crash() -> Html {
     let lab = use_context::<Lab>().expect("ChosenCrash sits inside the lab's context");
     let at = use_state(|| (lab.events(), lab.at_risk()));
-    // The list follows the run: a new event, a new set of writes at risk.
-    if at.0 != lab.events() {
+    // The list follows the run while it is paused (listing costs a walk of the recorded
+    // requests: not something to do every animation frame).
+    if !lab.state.playing && at.0 != lab.events() {
         at.set((lab.events(), lab.at_risk()));
+    }
+    if lab.state.playing {
+        return html! {
+            <div class="chosen" data-testid="crash-choose" data-writes="">
+                <h3 class="sub">{ "Choose what survives" }</h3>
+                <p class="muted">{ "Pause to list the writes a crash at that instant may keep or lose." }</p>
+            </div>
+        };
     }
     let fates = use_state(Vec::<Fate>::new);
     let verdict = use_state(|| None::<(String, ChosenState)>);
