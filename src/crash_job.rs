@@ -31,6 +31,11 @@ impl PointResult {
     }
 }
 
+/// `{"error": "…"}`, the answer of a job that failed.
+pub fn error_json(e: &str) -> String {
+    format!(r#"{{"error":{}}}"#, serde_json::to_string(e).unwrap_or_else(|_| "\"?\"".into()))
+}
+
 /// Runs a job (JSON `Job`); answers JSON `[PointResult]`, or `{"error": …}`.
 #[wasm_bindgen]
 pub fn loglab_crash_points(job: &str) -> String {
@@ -50,7 +55,7 @@ pub fn loglab_crash_points(job: &str) -> String {
             .collect())
     };
     match run() {
-        Ok(v) => serde_json::to_string(&v).unwrap_or_else(|e| format!(r#"{{"error":"{e}"}}"#)),
-        Err(e) => serde_json::json!({ "error": e }).to_string(),
+        Ok(v) => serde_json::to_string(&v).unwrap_or_else(|e| error_json(&e.to_string())),
+        Err(e) => error_json(&e),
     }
 }

@@ -337,12 +337,12 @@ impl Lab {
     /// recorded it (what it was issued for), when that is still recorded.
     pub fn at_risk(&self) -> Vec<(AtRisk, Option<IoSpan>)> {
         let sim = self.sim.borrow();
-        let spans: std::collections::BTreeMap<(u8, u64), IoSpan> =
-            sim.timeline_since(0).into_iter().map(|s| ((s.dev, s.id), s)).collect();
+        // Only when paused, so a scan per write (no map to build) is cheap enough.
+        let spans = sim.timeline_since(0);
         writes_at_risk(&sim)
             .into_iter()
             .map(|w| {
-                let span = spans.get(&(w.dev as u8, w.req_id)).cloned();
+                let span = spans.iter().rev().find(|s| s.dev as usize == w.dev && s.id == w.req_id).cloned();
                 (w, span)
             })
             .collect()

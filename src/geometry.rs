@@ -5,6 +5,11 @@ use xlog::{
     CheckpointPanel, GrantHeadPanel, IclogState, IoKind, IoPurpose, IoSpan, LogSpaceView, Lsn, Ns, WriterState, BBSIZE,
 };
 
+/// Numbers as "1, 2, 3" (checkpoint sequences in tooltips).
+pub fn list(v: &[u64]) -> String {
+    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
 /// What a writer task waits for, in words.
 pub fn writer_label(s: &WriterState) -> &'static str {
     match s {

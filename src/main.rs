@@ -21,9 +21,9 @@ mod workers;
 use address::Opened;
 use components::{
     ail::AilPanel, cil::CilPanel, compare::ComparePanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel,
-    exports::ExportsPanel, help::Help, logbar::LogBar, panels::PanelPicker, picker::Picker, plots::Plots,
-    ring::IclogRing, rsum::RsumPanel, settings::Settings, sizing::SizingPanel, stats::Stats, sweep::SweepPanel,
-    tasks::TasksPanel, timeline::Timeline, trace::TracePanel, watches::Watches, whatif::WhatIf,
+    exports::ExportsPanel, help::Help, logbar::LogBar, picker::Picker, plots::Plots, ring::IclogRing, rsum::RsumPanel,
+    settings::Settings, sizing::SizingPanel, stats::Stats, sweep::SweepPanel, tasks::TasksPanel, timeline::Timeline,
+    trace::TracePanel, watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -107,7 +107,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                         <Controls />
                         <Watches />
                         <WhatIf />
-                        <PanelPicker />
+                        { components::panels::panel_picker(&lab) }
                         <p class="keys">
                             <button class="small secondary" data-testid="help-open" onclick={let lab = lab.clone(); Callback::from(move |_: MouseEvent| lab.toggle_help())}>
                                 { "Keyboard shortcuts" }</button>

@@ -13,7 +13,7 @@ pub fn loglab_sweep_run(scenario: &str) -> String {
         sim.run();
         serde_json::to_string(&sim.metrics()).map_err(|e| e.to_string())
     };
-    run().unwrap_or_else(|e| serde_json::json!({ "error": e }).to_string())
+    run().unwrap_or_else(|e| crate::crash_job::error_json(&e))
 }
 
 /// The grid `loglab sweep` runs: every combination of the varied keys' values, the first key

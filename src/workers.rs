@@ -66,7 +66,8 @@ pub fn run(
     let mut workers = Vec::new();
     let mut handlers = Vec::new();
     for _ in 0..n {
-        let w = Worker::new_with_options("static/crash-worker.js", &opts).map_err(|e| format!("Web Worker: {e:?}"))?;
+        let w = Worker::new_with_options("static/crash-worker.js", &opts)
+            .map_err(|e| format!("Web Worker: {}", e.as_string().unwrap_or_else(|| "could not start".into())))?;
         let (queue2, urls2, w2, on_result) = (queue.clone(), urls.clone(), w.clone(), on_result.clone());
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
             let data = e.data();

@@ -14,7 +14,7 @@ fn describe(w: &AtRisk, span: Option<&IoSpan>) -> String {
             let ck = if s.checkpoints.is_empty() {
                 String::new()
             } else {
-                format!(", commit record of checkpoint {:?}", s.checkpoints)
+                format!(", commit record of checkpoint {}", crate::geometry::list(&s.checkpoints))
             };
             format!("log record from iclog {iclog} at LSN {lsn}{ck}")
         }

@@ -11,6 +11,12 @@ fn metric(m: &serde_json::Value, key: &str) -> Option<f64> {
     m.get(key).and_then(serde_json::Value::as_f64)
 }
 
+/// Metrics as a JSON object, to look up by the report's keys (through text: the same code the
+/// exports use, rather than a second serializer in the wasm).
+fn as_json(m: &xlog::Metrics) -> serde_json::Value {
+    serde_json::to_string(m).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
 fn show(v: Option<f64>) -> String {
     match v {
         Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
@@ -94,8 +100,8 @@ pub fn compare_panel() -> Html {
             { match &frame.compare {
                 None => html! { <p class="muted">{ "Choose a setting and a value, then Compare." }</p> },
                 Some(c) => {
-                    let a = serde_json::to_value(&*frame.metrics).unwrap_or_default();
-                    let b = serde_json::to_value(&*c.metrics).unwrap_or_default();
+                    let a = as_json(&frame.metrics);
+                    let b = as_json(&c.metrics);
                     html! {
                         <>
                             <table class="stats diff" data-testid="compare-table">

@@ -212,7 +212,7 @@ pub fn crash_panel() -> Html {
         pool.borrow_mut().take();
     }
     let base = link_query(&lab.state.opened);
-    let model = format!("{:?}", lab.scenario_now().crash_model).to_lowercase();
+    let model = lab.scenario_now().crash_model.as_str();
     let on_model = {
         let lab = lab.clone();
         Callback::from(move |e: Event| {

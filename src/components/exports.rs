@@ -12,7 +12,7 @@ pub fn exports_panel() -> Html {
     let on_metrics = {
         let lab = lab.clone();
         Callback::from(move |_: MouseEvent| {
-            let text = serde_json::to_string_pretty(&*lab.frame.metrics).unwrap_or_default();
+            let text = serde_json::to_string(&*lab.frame.metrics).unwrap_or_default();
             crate::download::save("loglab-metrics.json", "application/json", &text);
         })
     };

@@ -1,12 +1,11 @@
-//! Which panels are shown: one checkbox each (a hidden panel is not drawn at all).
+//! Which panels are shown: one checkbox each (a hidden panel is not drawn at all). A plain
+//! function of the lab, drawn with the controls: it changes whenever the lab state does.
 
 use crate::driver::Lab;
 use crate::state::Panel;
 use yew::prelude::*;
 
-#[function_component(PanelPicker)]
-pub fn panel_picker() -> Html {
-    let lab = use_context::<Lab>().expect("PanelPicker sits inside the lab's context");
+pub fn panel_picker(lab: &Lab) -> Html {
     html! {
         <fieldset class="panels" data-testid="panels">
             <legend>{ "Show" }</legend>

@@ -74,7 +74,7 @@ impl Sweep {
     }
     fn json(&self) -> String {
         let rows: Vec<Value> = (0..self.rows.len()).filter_map(|i| self.row_json(i)).collect();
-        serde_json::to_string_pretty(&Value::Array(rows)).unwrap_or_default()
+        serde_json::to_string(&Value::Array(rows)).unwrap_or_default()
     }
     fn csv(&self) -> String {
         let Some(first) = self.results.iter().flatten().next().and_then(Value::as_object) else { return String::new() };
@@ -133,7 +133,8 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, s: &Sweep, y: &str) -> Option<()
         .axis_desc_style(font.clone())
         .draw()
         .ok()?;
-    for (li, lv) in lines.iter().enumerate() {
+    // One line per value of the second setting (the legend is HTML, under the chart).
+    for li in 0..lines.len() {
         let (r, g, b) = palette::rgb(LINE_COLOURS[li % LINE_COLOURS.len()]);
         let colour = RGBColor(r, g, b);
         let pts: Vec<(f64, f64)> = (0..xs.len())
@@ -142,23 +143,7 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, s: &Sweep, y: &str) -> Option<()
                 s.results.get(i)?.as_ref().and_then(|v| metric(v, y)).map(|m| (xi as f64, m))
             })
             .collect();
-        let series = chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width((2.0 * scale) as u32))).ok()?;
-        if !lv.is_empty() {
-            let name = format!("{}={lv}", s.vary[1].0);
-            series
-                .label(name)
-                .legend(move |(x, y0)| PathElement::new(vec![(x, y0), (x + 16, y0)], colour.stroke_width(3)));
-        }
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, (3.0 * scale) as i32, colour.filled()))).ok()?;
-    }
-    if lines.len() > 1 {
-        chart
-            .configure_series_labels()
-            .label_font(font)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .ok()?;
+        chart.draw_series(LineSeries::new(pts, colour.stroke_width((2.0 * scale) as u32))).ok()?;
     }
     root.present().ok()
 }
@@ -336,6 +321,13 @@ pub fn sweep_panel() -> Html {
                     </>
                 },
             } }
+            if let Some((k2, vals)) = sweep.as_ref().and_then(|s| s.vary.get(1).cloned()) {
+                <div class="legend">
+                    { for vals.iter().enumerate().map(|(i, v)| html! {
+                        <span style={format!("--c:{}", LINE_COLOURS[i % LINE_COLOURS.len()])}>{ format!("{k2}={v}") }</span>
+                    }) }
+                </div>
+            }
             <canvas ref={canvas} role="img" aria-label={format!("{} against {}", *y, *k1)}
                 style={format!("width:100%;max-width:{CSS_W}px;aspect-ratio:{CSS_W}/{CSS_H};display:{}", if sweep.is_some() { "block" } else { "none" })} />
         </div>

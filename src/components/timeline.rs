@@ -56,7 +56,7 @@ fn describe(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
             let ck = if s.checkpoints.is_empty() {
                 String::new()
             } else {
-                format!(", commit record of checkpoint {:?}", s.checkpoints)
+                format!(", commit record of checkpoint {}", crate::geometry::list(&s.checkpoints))
             };
             let within: Vec<u64> = checkpoints
                 .iter()
@@ -66,7 +66,7 @@ fn describe(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
             let part = match within.as_slice() {
                 [] => String::new(),
                 [one] => format!(", part of checkpoint {one}"),
-                many => format!(", part of checkpoints {many:?}"),
+                many => format!(", part of checkpoints {}", crate::geometry::list(many)),
             };
             format!("log record from iclog {iclog} at LSN {lsn}{part}{ck}")
         }
