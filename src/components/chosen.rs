@@ -1,27 +1,16 @@
 //! Choose what survives: the writes a crash now may keep or lose, each with what it holds, and
 //! a verdict for the state picked by hand, at random or the worst the explorer found.
 
+use crate::components::timeline::purpose;
 use crate::driver::Lab;
-use xlog::{AtRisk, ChosenState, Fate, Invariant, IoPurpose, IoSpan};
+use xlog::{AtRisk, CheckpointPanel, ChosenState, Fate, Invariant, IoSpan};
 use yew::prelude::*;
 
 /// Writes listed (a busy cache holds hundreds; the rest count as lost).
 const LISTED: usize = 48;
 
-fn describe(w: &AtRisk, span: Option<&IoSpan>) -> String {
-    let what = span.map(|s| match s.purpose {
-        IoPurpose::Log { iclog, lsn } => {
-            let ck = if s.checkpoints.is_empty() {
-                String::new()
-            } else {
-                format!(", commit record of checkpoint {}", crate::geometry::list(&s.checkpoints))
-            };
-            format!("log record from iclog {iclog} at LSN {lsn}{ck}")
-        }
-        IoPurpose::Metadata { item } => format!("metadata block (item {item}) written back"),
-        IoPurpose::FileData { task } => format!("file data of writer {task}'s fsync"),
-        _ => "write".to_string(),
-    });
+fn describe(w: &AtRisk, span: Option<&IoSpan>, checkpoints: &[CheckpointPanel]) -> String {
+    let what = span.map(|s| purpose(s, checkpoints));
     format!(
         "#{} {}{}: {} KiB at sector {}, {}",
         w.req_id,
@@ -125,7 +114,7 @@ pub fn chosen_crash() -> Html {
                                     <option value={fate_name(f)} selected={current[i] == f}>{ fate_name(f) }</option>
                                 }) }
                             </select>
-                            <span>{ describe(w, span.as_ref()) }</span>
+                            <span>{ describe(w, span.as_ref(), &lab.frame.space.checkpoints) }</span>
                         </li>
                     }) }
                 </ul>

@@ -33,25 +33,11 @@ pub struct TimelineProps {
     pub compact: bool,
 }
 
-fn describe(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
-    let kind = match s.kind {
-        IoKind::Write { preflush, fua } => format!(
-            "write{}{}",
-            if preflush { " PREFLUSH" } else { "" },
-            if fua {
-                if preflush {
-                    "|FUA"
-                } else {
-                    " FUA"
-                }
-            } else {
-                ""
-            }
-        ),
-        IoKind::Flush => "cache flush".into(),
-        IoKind::Read => "read".into(),
-    };
-    let what = match s.purpose {
+/// What a request was issued for, in words: for a log record its iclog, LSN, the checkpoint(s)
+/// it belongs to (by `checkpoints`' LSN ranges) and those whose commit records it carries.
+/// The flush timeline's hover and the crash panel's list of writes at risk both say it so.
+pub fn purpose(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
+    match s.purpose {
         IoPurpose::Log { iclog, lsn } => {
             let ck = if s.checkpoints.is_empty() {
                 String::new()
@@ -76,7 +62,28 @@ fn describe(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
         IoPurpose::FileData { task } => format!("fsync by writer {task}"),
         IoPurpose::MetaRead { task } => format!("metadata read by writer {task}"),
         IoPurpose::Flush => "flush".into(),
+    }
+}
+
+fn describe(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
+    let kind = match s.kind {
+        IoKind::Write { preflush, fua } => format!(
+            "write{}{}",
+            if preflush { " PREFLUSH" } else { "" },
+            if fua {
+                if preflush {
+                    "|FUA"
+                } else {
+                    " FUA"
+                }
+            } else {
+                ""
+            }
+        ),
+        IoKind::Flush => "cache flush".into(),
+        IoKind::Read => "read".into(),
     };
+    let what = purpose(s, checkpoints);
     format!(
         "#{} {kind}, {} KiB at sector {}: {what}; {:.1} µs",
         s.id,
