@@ -2,13 +2,14 @@
 
 use crate::units::Lsn;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Ail {
     /// (li_lsn, item): the AIL in LSN order.
     order: BTreeSet<(Lsn, u32)>,
-    lsn_of: BTreeMap<u32, Lsn>,
+    /// Item id (dense) to its LSN in the AIL.
+    lsn_of: Vec<Option<Lsn>>,
     /// `ail_target`: xfsaild writes back items at or below it.
     pub target: Lsn,
     pub pushes: u64,
@@ -25,30 +26,34 @@ pub enum AilUpdate {
 impl Ail {
     /// Inserts `item` at `lsn`, or moves it forward; an item never moves back.
     pub fn update(&mut self, item: u32, lsn: Lsn) -> AilUpdate {
-        match self.lsn_of.get(&item).copied() {
+        let i = item as usize;
+        if i >= self.lsn_of.len() {
+            self.lsn_of.resize(i + 1, None);
+        }
+        match self.lsn_of[i] {
             Some(old) if lsn <= old => AilUpdate::Unchanged,
             Some(old) => {
                 self.order.remove(&(old, item));
                 self.order.insert((lsn, item));
-                self.lsn_of.insert(item, lsn);
+                self.lsn_of[i] = Some(lsn);
                 AilUpdate::Move { old }
             }
             None => {
                 self.order.insert((lsn, item));
-                self.lsn_of.insert(item, lsn);
+                self.lsn_of[i] = Some(lsn);
                 AilUpdate::Insert
             }
         }
     }
 
     pub fn delete(&mut self, item: u32) -> Option<Lsn> {
-        let lsn = self.lsn_of.remove(&item)?;
+        let lsn = self.lsn_of.get_mut(item as usize)?.take()?;
         self.order.remove(&(lsn, item));
         Some(lsn)
     }
 
     pub fn lsn(&self, item: u32) -> Option<Lsn> {
-        self.lsn_of.get(&item).copied()
+        self.lsn_of.get(item as usize).copied().flatten()
     }
 
     pub fn min_lsn(&self) -> Option<Lsn> {

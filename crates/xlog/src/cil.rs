@@ -82,33 +82,45 @@ pub fn shadow_size(kind: ItemKind, round: ShadowRound) -> u32 {
     (nbytes + f.nvecs * 8).div_ceil(8) * 8 + (LOG_VEC_SIZE + f.nvecs * LOG_IOVEC_SIZE).div_ceil(8) * 8
 }
 
-/// Region payloads of a formatted item, in log order (format structure first).
-pub fn item_regions(item: u32, daddr: u64, version: u64, kind: ItemKind) -> Vec<Vec<u8>> {
+/// Appends a formatted item's region payloads to `buf` in log order (format structure
+/// first), telling `region` each one's (start, length) in `buf`.
+pub fn append_item_regions(
+    buf: &mut Vec<u8>,
+    item: u32,
+    daddr: u64,
+    version: u64,
+    kind: ItemKind,
+    mut region: impl FnMut(u32, u32),
+) {
+    // A format structure (`Some`) or `n` bytes of the item's payload (`None`).
+    let mut add = |buf: &mut Vec<u8>, bytes: Option<&[u8]>, n: usize| {
+        let start = buf.len();
+        match bytes {
+            Some(b) => buf.extend_from_slice(b),
+            None => {
+                buf.resize(start + n, 0);
+                format::fill_payload(&mut buf[start..], item, version);
+            }
+        }
+        region(start as u32, (buf.len() - start) as u32);
+    };
     match kind {
         ItemKind::Buf { dirty } => {
             let runs = dirty_runs(dirty);
-            let mut v = vec![format::buf_log_format(daddr, 8, 1 + runs.len() as u16, &[dirty])];
+            add(buf, Some(&format::buf_log_format(daddr, 8, 1 + runs.len() as u16, &[dirty])), 0);
             for (_, n) in runs {
-                let mut d = vec![0u8; (n * XFS_BLF_CHUNK) as usize];
-                format::fill_payload(&mut d, item, version);
-                v.push(d);
+                add(buf, None, (n * XFS_BLF_CHUNK) as usize);
             }
-            v
         }
         ItemKind::Inode { data_fork, attr_fork } => {
             let f = format_item(kind);
-            let mut v = vec![format::inode_log_format(daddr, f.nvecs as u16, data_fork as u16, attr_fork as u16)];
-            let mut core = vec![0u8; INODE_CORE as usize];
-            format::fill_payload(&mut core, item, version);
-            v.push(core);
+            add(buf, Some(&format::inode_log_format(daddr, f.nvecs as u16, data_fork as u16, attr_fork as u16)), 0);
+            add(buf, None, INODE_CORE as usize);
             for n in [data_fork, attr_fork] {
                 if n > 0 {
-                    let mut d = vec![0u8; n as usize];
-                    format::fill_payload(&mut d, item, version);
-                    v.push(d);
+                    add(buf, None, n as usize);
                 }
             }
-            v
         }
     }
 }

@@ -12,7 +12,7 @@
 use crate::scenario::DeviceBug;
 use crate::units::{Ns, NS_PER_SEC};
 use serde::Serialize;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 pub use crate::sectors::{SectorMap, SECTOR};
 
@@ -127,6 +127,8 @@ pub struct Device {
     stable: SectorMap,
     cache: VecDeque<CachedWrite>,
     inflight: Vec<IoReq>,
+    /// Request id to its index in `inflight`: completion is a lookup, not a scan (2000 writers).
+    inflight_at: BTreeMap<u64, usize>,
     channels: Vec<Ns>,
     last_start_ns: Ns,
     head_sector: u64,
@@ -147,6 +149,7 @@ impl Device {
             stable: SectorMap::new(),
             cache: VecDeque::new(),
             inflight: Vec::new(),
+            inflight_at: BTreeMap::new(),
             channels: vec![0; qd],
             last_start_ns: 0,
             head_sector: 0,
@@ -211,7 +214,7 @@ impl Device {
                 flush_mark: self.next_cseq,
                 tag,
             };
-            self.inflight.push(req);
+            self.push_inflight(req);
             self.note(DevIo::Submit { id, flush: true });
             return (id, now);
         }
@@ -233,7 +236,7 @@ impl Device {
         let id = self.next_id;
         self.next_id += 1;
         let req = IoReq { id, kind, sector, data, submit_ns: now, done_ns: done, flush_mark: self.next_cseq, tag };
-        self.inflight.push(req);
+        self.push_inflight(req);
         let flush = matches!(kind, IoKind::Flush | IoKind::Write { preflush: true, .. });
         self.note(DevIo::Submit { id, flush });
         (id, done)
@@ -244,8 +247,16 @@ impl Device {
         self.journal.get_or_insert_with(Vec::new);
     }
 
+    pub fn journaling(&self) -> bool {
+        self.journal.is_some()
+    }
     pub fn journal(&self) -> &[DevIo] {
         self.journal.as_deref().unwrap_or(&[])
+    }
+
+    fn push_inflight(&mut self, req: IoReq) {
+        self.inflight_at.insert(req.id, self.inflight.len());
+        self.inflight.push(req);
     }
 
     pub fn note(&mut self, e: DevIo) {
@@ -289,10 +300,17 @@ impl Device {
         ns
     }
 
-    /// Completes request `id`, applying the durability rules; returns the request.
+    /// Completes request `id`, applying the durability rules; returns the request. A write
+    /// left in the volatile cache moves its data there: the returned request has none.
     pub fn complete(&mut self, id: u64) -> IoReq {
-        let pos = self.inflight.iter().position(|r| r.id == id).expect("completing an in-flight request");
-        let req = self.inflight.swap_remove(pos);
+        let pos = self.inflight_at.remove(&id).expect("completing an in-flight request");
+        let mut req = self.inflight.swap_remove(pos);
+        if let Some(moved) = self.inflight.get(pos) {
+            self.inflight_at.insert(moved.id, pos);
+        }
+        if self.journal.is_some() {
+            self.note(DevIo::Complete(req.clone()));
+        }
         match req.kind {
             IoKind::Read => {}
             IoKind::Flush => self.flush_through(req.flush_mark),
@@ -311,14 +329,11 @@ impl Device {
                         cseq: self.next_cseq,
                         req_id: req.id,
                         sector: req.sector,
-                        data: req.data.clone(),
+                        data: std::mem::take(&mut req.data),
                     });
                     self.next_cseq += 1;
                 }
             }
-        }
-        if self.journal.is_some() {
-            self.note(DevIo::Complete(req.clone()));
         }
         req
     }

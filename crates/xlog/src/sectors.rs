@@ -29,15 +29,20 @@ impl SectorMap {
 
     /// Writes whole sectors starting at `sector` (`data` a multiple of 512 bytes).
     pub fn write(&mut self, sector: u64, data: &[u8]) {
-        for (i, chunk) in data.chunks(SECTOR).enumerate() {
-            let s = sector + i as u64;
+        let (mut s, mut rest) = (sector, data);
+        // One page lookup (and at most one copy on write) per page touched, not per sector.
+        while !rest.is_empty() {
+            let first = (s % PER_PAGE) as usize;
+            let n = (PER_PAGE as usize - first).min(rest.len().div_ceil(SECTOR));
+            let (chunk, tail) = rest.split_at((n * SECTOR).min(rest.len()));
             let page = self
                 .pages
                 .entry(s / PER_PAGE)
                 .or_insert_with(|| Page { data: Arc::new([0; SECTOR * PER_PAGE as usize]), present: 0 });
-            let off = (s % PER_PAGE) as usize * SECTOR;
-            Arc::make_mut(&mut page.data)[off..off + chunk.len()].copy_from_slice(chunk);
-            page.present |= 1 << (s % PER_PAGE);
+            Arc::make_mut(&mut page.data)[first * SECTOR..first * SECTOR + chunk.len()].copy_from_slice(chunk);
+            page.present |= (((1u16 << n) - 1) << first) as u8;
+            s += n as u64;
+            rest = tail;
         }
     }
 

@@ -252,7 +252,9 @@ impl Sim {
         let pos = self.cil.committing.iter().position(|x| x.sequence == seq).expect("completing a committing context");
         let ctx = self.cil.committing.remove(pos);
         self.emit(TASK_IOEND, TraceKind::CheckpointDone { ckpt: c, start });
-        self.devs[0].note(crate::device::DevIo::Mark(format!("checkpoint-{c}")));
+        if self.devs[0].journaling() {
+            self.devs[0].note(crate::device::DevIo::Mark(format!("checkpoint-{c}")));
+        }
         let mut freed = false;
         for &id in ctx.items.keys() {
             let old = self.ail.lsn(id).unwrap_or(Lsn::ZERO);

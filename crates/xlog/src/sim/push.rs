@@ -4,7 +4,7 @@ use super::history::CheckpointRecord;
 use super::tags::IoTag;
 use super::tasks::pusher_task;
 use super::Sim;
-use crate::cil::{item_regions, xlog_cil_blocking_space_limit, CilCtx};
+use crate::cil::{append_item_regions, xlog_cil_blocking_space_limit, CilCtx};
 use crate::format::{
     self, OpHeader, OP_HDR, TRANS_HDR, XFS_TRANSACTION, XLOG_COMMIT_TRANS, XLOG_CONTINUE_TRANS, XLOG_END_TRANS,
     XLOG_START_TRANS, XLOG_WAS_CONT_TRANS,
@@ -24,11 +24,13 @@ const COPY_BYTES_PER_NS: u64 = 4;
 /// CPU time per log vector to build a checkpoint (list walk and sort; a few cache misses).
 pub const PUSH_BUILD_NS_PER_VEC: u64 = 50;
 
-/// An op about to be written: flags, data, and whether a transaction already paid for it.
+/// An op about to be written: flags, its bytes in the cursor's buffer, and whether a
+/// transaction already paid for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Op {
     pub flags: u8,
-    pub data: Vec<u8>,
+    pub start: u32,
+    pub len: u32,
     /// Region bytes and their op header were charged to transactions (CIL `space_used`).
     pub prepaid: bool,
 }
@@ -36,6 +38,8 @@ pub(super) struct Op {
 /// Where an `xlog_write` is: which op, how much of it is out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Cursor {
+    /// Every op's payload, back to back (one allocation per checkpoint, not per region).
+    pub buf: Vec<u8>,
     pub ops: Vec<Op>,
     pub idx: usize,
     pub off: u32,
@@ -172,15 +176,16 @@ impl Sim {
         let next = CilCtx::new(self.cil.ctx.sequence + 1, t);
         let mut ctx = std::mem::replace(&mut self.cil.ctx, next);
         // Build the checkpoint: transaction header, then every item's regions.
+        let mut buf = format::trans_header(ctx.ticket.tid, ctx.nvecs).to_vec();
         let mut ops = vec![
-            Op { flags: XLOG_START_TRANS, data: Vec::new(), prepaid: false },
-            Op { flags: 0, data: format::trans_header(ctx.ticket.tid, ctx.nvecs).to_vec(), prepaid: true },
+            Op { flags: XLOG_START_TRANS, start: 0, len: 0, prepaid: false },
+            Op { flags: 0, start: 0, len: buf.len() as u32, prepaid: true },
         ];
         for (&id, lv) in &ctx.items {
             let daddr = self.items[id as usize].daddr;
-            for r in item_regions(id, daddr, lv.version, lv.kind) {
-                ops.push(Op { flags: 0, data: r, prepaid: true });
-            }
+            append_item_regions(&mut buf, id, daddr, lv.version, lv.kind, |start, len| {
+                ops.push(Op { flags: 0, start, len, prepaid: true })
+            });
         }
         ctx.ticket.curr_res -= (TRANS_HDR + OP_HDR) as i64;
         let seq = ctx.sequence;
@@ -188,7 +193,7 @@ impl Sim {
         self.cil.committing.push(ctx);
         let p = &mut self.pushers[k as usize];
         p.seq = seq;
-        p.cursor = Cursor { ops, idx: 0, off: 0, started: false };
+        p.cursor = Cursor { buf, ops, idx: 0, off: 0, started: false };
         p.phase = Phase::Body;
         p.iclogs_used = 0;
         p.commit_stable = commit_stable;
@@ -237,7 +242,8 @@ impl Sim {
         }
         let p = &mut self.pushers[k as usize];
         p.cursor = Cursor {
-            ops: vec![Op { flags: XLOG_COMMIT_TRANS, data: Vec::new(), prepaid: false }],
+            buf: Vec::new(),
+            ops: vec![Op { flags: XLOG_COMMIT_TRANS, start: 0, len: 0, prepaid: false }],
             idx: 0,
             off: 0,
             started: false,
@@ -258,7 +264,7 @@ impl Sim {
         }
         let remaining: u32 = {
             let c = &self.pushers[ki].cursor;
-            c.ops[c.idx..].iter().map(|o| OP_HDR + o.data.len() as u32).sum::<u32>() - c.off
+            c.ops[c.idx..].iter().map(|o| OP_HDR + o.len).sum::<u32>() - c.off
         };
         let mut to_sync = Vec::new();
         let space = self.log.xlog_state_get_iclog_space(remaining, &mut to_sync);
@@ -298,7 +304,7 @@ impl Sim {
                 break;
             }
             let op = &c.ops[c.idx];
-            let left = op.data.len() - c.off as usize;
+            let left = (op.len - c.off) as usize;
             let take = left.min(end - pos - OP_HDR as usize);
             if take == 0 && left > 0 {
                 break;
@@ -315,10 +321,10 @@ impl Sim {
                 charge += OP_HDR as i64;
             }
             let hdr = OpHeader { tid, len: take as u32, clientid: XFS_TRANSACTION, flags };
-            let off = c.off as usize;
+            let from = (op.start + c.off) as usize;
             let op_flags = op.flags;
             let c = &self.pushers[ki].cursor;
-            self.log.xlog_write_iovec(i, pos, &hdr, &c.ops[c.idx].data[off..off + take]);
+            self.log.xlog_write_iovec(i, pos, &hdr, &c.buf[from..from + take]);
             pos += OP_HDR as usize + take;
             nops += 1;
             written += OP_HDR as u64 + take as u64;
