@@ -4,6 +4,7 @@
 mod bench;
 mod crash_cmd;
 mod export_cmd;
+mod kernel;
 mod recover_cmd;
 mod run_cmd;
 mod size_cmd;
@@ -40,7 +41,8 @@ pub fn lab_link(s: &Scenario, preset: Option<&str>) -> Result<String, String> {
   loglab export-logwrites --preset fsync-heavy --out fsync.logwrites
   loglab export-image --image xfs.img --preset fsync-heavy
   loglab recover --image xfs.img
-  loglab bench --json"
+  loglab bench --json
+  sudo loglab kernel compare --preset fsmark-create --set writers=4 --set duration=2s --json"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -122,6 +124,12 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// The real kernel as the oracle: run a scenario on this machine's XFS (root, loop devices, tracefs).
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  sudo loglab kernel run --preset fsmark-create --set writers=16 --set duration=5s --json\n  sudo loglab kernel compare --preset fsmark-create --set writers=4 --set duration=2s"
+    )]
+    Kernel(kernel::KernelCmd),
 }
 
 #[derive(Subcommand)]
@@ -326,5 +334,6 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
         Cmd::ExportImage(a) => export_cmd::image(&a),
         Cmd::ExportLogwrites(a) => export_cmd::logwrites(&a),
         Cmd::Bench { json } => bench::run(json),
+        Cmd::Kernel(k) => kernel::dispatch(k),
     }
 }

@@ -1,0 +1,213 @@
+//! The model's workloads as real system calls: one thread per writer, each in its own
+//! directory, for the scenario's duration in wall-clock time.
+
+use super::rig::STOP;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+use xlog::{Scenario, WorkloadKind};
+
+/// Bytes each append or overwrite writes (the model's data write: one 4 KiB block).
+const WRITE: usize = 4096;
+/// Files a dir-remove writer creates before the run, to remove during it.
+const PRECREATE: usize = 3000;
+/// Create-remove keeps this many of a writer's files; older ones are removed.
+const KEEP: u64 = 64;
+/// Most writer threads a kernel run starts.
+pub const MAX_THREADS: u32 = 4096;
+
+/// What the threads did.
+pub struct Done {
+    pub ops: u64,
+    pub fsyncs: u64,
+    pub seconds: f64,
+}
+
+/// What one writer does each operation, in the model's words.
+pub fn describe(s: &Scenario) -> String {
+    let sync = if s.fsync { " + fsync" } else { "" };
+    match s.workload {
+        WorkloadKind::FsmarkCreate => format!("create an empty file{sync}"),
+        WorkloadKind::FsyncHeavy => format!("append 4 KiB to the writer's file{sync}"),
+        WorkloadKind::SyncAppend => "append 4 KiB to an O_DSYNC file".into(),
+        WorkloadKind::BtreeChurn => format!("write 4 KiB at a random offset of a sparse file{sync}"),
+        WorkloadKind::DirRemove => format!("remove one of {PRECREATE} files created before the run"),
+        WorkloadKind::CreateRemove => format!("create a file, remove the one created {KEEP} before it"),
+        WorkloadKind::RtAlloc => "realtime allocation (not run on the kernel)".into(),
+    }
+}
+
+struct Writer {
+    dir: PathBuf,
+    file: Option<File>,
+    n: u64,
+    rng: u64,
+    fsync: bool,
+}
+
+/// Creates each writer's directory (and, for dir-remove, its files) before tracing starts.
+pub fn prepare(s: &Scenario, mnt: &Path) -> Result<(), String> {
+    if s.writers == 0 || s.writers > MAX_THREADS {
+        return Err(format!("writers: {} threads on the kernel (allowed: 1 to {MAX_THREADS})", s.writers));
+    }
+    for t in 0..s.writers {
+        let dir = mnt.join(format!("w{t}"));
+        fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if s.workload == WorkloadKind::DirRemove {
+            for n in 0..PRECREATE {
+                File::create(dir.join(format!("f{n}"))).map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
+        }
+    }
+    // Everything prepared reaches the log before the measured run starts.
+    nix_sync();
+    Ok(())
+}
+
+fn nix_sync() {
+    // SAFETY: sync(2) has no preconditions.
+    unsafe { libc::sync() };
+}
+
+/// Runs the writers for the scenario's duration; the first error ends the run.
+pub fn run(s: &Scenario, mnt: &Path) -> Result<Done, String> {
+    let secs = Duration::from_nanos(s.duration.0);
+    let gate = Arc::new(Barrier::new(s.writers as usize + 1));
+    let mut handles = Vec::new();
+    for t in 0..s.writers {
+        let fsync = s.fsync && (s.fsync_writers == 0 || t < s.fsync_writers);
+        let w = Writer {
+            dir: mnt.join(format!("w{t}")),
+            file: None,
+            n: 0,
+            rng: (s.seed ^ (t as u64 + 1)).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            fsync,
+        };
+        let (kind, gate) = (s.workload, Arc::clone(&gate));
+        let h = std::thread::Builder::new()
+            .stack_size(64 << 10)
+            .spawn(move || -> Result<(u64, u64), String> {
+                let mut w = w;
+                gate.wait();
+                let end = Instant::now() + secs;
+                let mut fsyncs = 0;
+                while Instant::now() < end && !STOP.load(Ordering::Relaxed) {
+                    match w.op(kind)? {
+                        Step::Did { fsynced } => fsyncs += fsynced as u64,
+                        Step::Exhausted => break,
+                    }
+                }
+                Ok((w.n, fsyncs))
+            })
+            .map_err(|e| format!("writer thread {t}: {e}"))?;
+        handles.push(h);
+    }
+    let start = Instant::now();
+    gate.wait();
+    let (mut ops, mut fsyncs, mut first_err) = (0, 0, None);
+    for h in handles {
+        match h.join() {
+            Ok(Ok((n, f))) => {
+                ops += n;
+                fsyncs += f;
+            }
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert("a writer thread panicked".to_string());
+            }
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    first_err.map_or(Ok(Done { ops, fsyncs, seconds }), Err)
+}
+
+enum Step {
+    Did { fsynced: bool },
+    Exhausted,
+}
+
+impl Writer {
+    fn next_rand(&mut self) -> u64 {
+        // xorshift64*: only spreads offsets; the run itself is not deterministic anyway.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn open_own(&mut self, flags: i32) -> Result<&mut File, String> {
+        if self.file.is_none() {
+            let p = self.dir.join("data");
+            let f = OpenOptions::new()
+                .create(true)
+                .append(flags == 0)
+                .write(true)
+                .custom_flags(flags)
+                .open(&p)
+                .map_err(|e| format!("{}: {e}", p.display()))?;
+            self.file = Some(f);
+        }
+        Ok(self.file.as_mut().expect("opened"))
+    }
+
+    fn op(&mut self, kind: WorkloadKind) -> Result<Step, String> {
+        let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+        let fsync = self.fsync;
+        let n = self.n;
+        let mut fsynced = false;
+        match kind {
+            WorkloadKind::FsmarkCreate | WorkloadKind::CreateRemove => {
+                let p = self.dir.join(format!("f{n}"));
+                let f = File::create(&p).map_err(|e| err(&p, e))?;
+                if fsync && kind == WorkloadKind::FsmarkCreate {
+                    f.sync_all().map_err(|e| err(&p, e))?;
+                    fsynced = true;
+                }
+                if kind == WorkloadKind::CreateRemove && n >= KEEP {
+                    let old = self.dir.join(format!("f{}", n - KEEP));
+                    fs::remove_file(&old).map_err(|e| err(&old, e))?;
+                }
+            }
+            WorkloadKind::FsyncHeavy | WorkloadKind::SyncAppend => {
+                let dsync = if kind == WorkloadKind::SyncAppend { libc::O_DSYNC } else { 0 };
+                let p = self.dir.join("data");
+                let f = self.open_own(dsync)?;
+                if dsync != 0 {
+                    f.write_all_at(&[0xa5; WRITE], n * WRITE as u64).map_err(|e| err(&p, e))?;
+                } else {
+                    f.write_all(&[0xa5; WRITE]).map_err(|e| err(&p, e))?;
+                    if fsync {
+                        f.sync_all().map_err(|e| err(&p, e))?;
+                        fsynced = true;
+                    }
+                }
+            }
+            WorkloadKind::BtreeChurn => {
+                let p = self.dir.join("data");
+                let off = (self.next_rand() % (1 << 18)) * WRITE as u64;
+                let f = self.open_own(libc::O_CREAT)?;
+                f.write_all_at(&[0x5a; WRITE], off).map_err(|e| err(&p, e))?;
+                if fsync {
+                    f.sync_data().map_err(|e| err(&p, e))?;
+                    fsynced = true;
+                }
+            }
+            WorkloadKind::DirRemove => {
+                if n as usize >= PRECREATE {
+                    return Ok(Step::Exhausted);
+                }
+                let p = self.dir.join(format!("f{n}"));
+                fs::remove_file(&p).map_err(|e| err(&p, e))?;
+            }
+            WorkloadKind::RtAlloc => return Ok(Step::Exhausted),
+        }
+        self.n += 1;
+        Ok(Step::Did { fsynced })
+    }
+}

@@ -1,0 +1,290 @@
+//! `loglab kernel run|compare`: the real kernel as the model's oracle. A scenario's geometry
+//! and workload run on XFS on this machine, recorded through tracefs and XFS's own counters,
+//! and set beside the model's run of the same scenario.
+
+mod flags;
+mod load;
+mod rig;
+mod stats;
+
+use crate::ScenarioArgs;
+use clap::{Args, Subcommand};
+use flags::{iclog_syncs, FlagPatterns};
+use serde_json::{json, Map, Value};
+use stats::XfsStats;
+use std::path::PathBuf;
+use xlog::{writer_comm, Scenario, Sim, TraceCmdPrinter};
+
+#[derive(Subcommand)]
+pub enum KernelCmd {
+    /// Run the scenario on this machine's XFS and print what the kernel did (needs root).
+    Run(KernelArgs),
+    /// Run the scenario on the model and on this machine's XFS; print both and named checks.
+    Compare(KernelArgs),
+}
+
+#[derive(Args)]
+pub struct KernelArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Where the sparse image files go (default: the system's temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Also write the kernel's trace (trace-cmd text, as tracefs printed it) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+}
+
+pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
+    match cmd {
+        KernelCmd::Run(a) => {
+            let s = a.scenario.load()?;
+            let k = kernel_run(&s, &a)?;
+            if a.json {
+                crate::print_json(&k);
+            } else {
+                print_side("kernel", &k);
+            }
+            Ok(())
+        }
+        KernelCmd::Compare(a) => {
+            let s = a.scenario.load()?;
+            let m = model_run(&s)?;
+            let k = kernel_run(&s, &a)?;
+            let agree = checks(&m, &k);
+            let all = agree.values().all(|c| c["agree"] != json!(false));
+            let v =
+                json!({ "scenario": a.scenario.link(&s), "model": m, "kernel": k, "agree": agree, "agree_all": all });
+            if a.json {
+                crate::print_json(&v);
+            } else {
+                print_side("model", &m);
+                print_side("kernel", &k);
+                println!("checks");
+                for (name, c) in &agree {
+                    let verdict = match c["agree"].as_bool() {
+                        Some(true) => "agree",
+                        Some(false) => "DIFFER",
+                        None => "undecided",
+                    };
+                    println!("  {name:<34} {verdict:<9} model {}  kernel {}", c["model"], c["kernel"]);
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The keys `loglab run --json` and `kernel run --json` share, in report order.
+const SHARED: [&str; 13] = [
+    "transactions",
+    "tx_per_sec",
+    "bytes_logged",
+    "bytes_per_transaction",
+    "log_blocks",
+    "iclog_writes",
+    "noiclog_events",
+    "log_forces",
+    "checkpoints",
+    "iclogs_per_checkpoint",
+    "cache_flushes",
+    "grant_head_waits",
+    "cil_throttle_waits",
+];
+
+fn print_side(title: &str, v: &Value) {
+    println!("{title}");
+    for k in SHARED {
+        if let Some(x) = v.get(k) {
+            println!("  {k:<28} {x}");
+        }
+    }
+    if let Some(p) = v.get("checkpoint_patterns") {
+        println!("  {:<28} {}", "checkpoint_patterns", p);
+    }
+}
+
+fn per(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// The model's run of the scenario: its metrics and the flag patterns of its own trace.
+pub fn model_run(s: &Scenario) -> Result<Value, String> {
+    let mut sim = Sim::new(s)?;
+    let mut p = TraceCmdPrinter::new(writer_comm(s));
+    let mut text = String::new();
+    while let Some(evs) = sim.step() {
+        for ev in evs {
+            if let Some(line) = p.line_if(ev, |n| n == "xlog_iclog_sync") {
+                text.push_str(&line);
+                text.push('\n');
+            }
+        }
+    }
+    let metrics = serde_json::to_value(sim.metrics()).map_err(|e| e.to_string())?;
+    let get = |k: &str| metrics.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let pats = FlagPatterns::of(&iclog_syncs(&text));
+    let mut out = Map::new();
+    for k in SHARED {
+        if let Some(v) = metrics.get(k) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    out.insert("bytes_per_transaction".into(), json!(per(get("bytes_logged"), get("transactions"))));
+    out.insert("iclog_flags".into(), serde_json::to_value(&pats).map_err(|e| e.to_string())?);
+    Ok(Value::Object(out))
+}
+
+/// The scenario on this machine's XFS.
+pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
+    if let Some(why) = rig::missing() {
+        return Err(format!("kernel run {why}"));
+    }
+    rig::on_interrupt();
+    let workdir = a.workdir.clone().unwrap_or_else(std::env::temp_dir);
+    let mut r = rig::Rig::new(s, &workdir)?;
+    load::prepare(s, &r.mnt)?;
+    let before = XfsStats::parse(&r.stats()?)?;
+    r.trace_start()?;
+    let done = load::run(s, &r.mnt)?;
+    // What the workload left in the CIL is not part of the run: stop before unmount forces it.
+    let (trace, lost) = r.trace_stop()?;
+    let d = XfsStats::parse(&r.stats()?)?.since(&before);
+    let (mkfs, opts) = (r.mkfs_args.join(" "), r.mount_opts.clone());
+    r.finish()?;
+    if rig::STOP.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err("interrupted (everything it made is cleaned up)".into());
+    }
+    if let Some(path) = &a.trace {
+        std::fs::write(path, &trace).map_err(|e| format!("--trace {}: {e}", path.display()))?;
+    }
+    let count = |ev: &str| trace.lines().filter(|l| l.contains(&format!(" {ev}: "))).count() as u64;
+    // `block_rq_issue` rwbs: a leading F is a flush (alone or as a PREFLUSH); an F after the
+    // op letter is FUA.
+    let rwbs: Vec<&str> = trace
+        .lines()
+        .filter_map(|l| l.split(" block_rq_issue: ").nth(1))
+        .filter_map(|r| r.split_whitespace().nth(1))
+        .collect();
+    let cache_flushes = rwbs.iter().filter(|r| r.starts_with('F')).count() as u64;
+    let fua_writes = rwbs.iter().filter(|r| r.len() > 1 && r[1..].contains('F') && r.contains('W')).count() as u64;
+    let pats = FlagPatterns::of(&iclog_syncs(&trace));
+    let transactions = d.trans_sync + d.trans_async;
+    let bytes = d.log_blocks * 512;
+    Ok(json!({
+        "kernel_release": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
+        "mkfs": format!("mkfs.xfs {mkfs}"),
+        "mount_options": opts,
+        "workload": load::describe(s),
+        "writers": s.writers,
+        "seconds": done.seconds,
+        "ops": done.ops,
+        "fsyncs": done.fsyncs,
+        "ops_per_sec": per(done.ops, 1) / done.seconds.max(1e-9),
+        "transactions": transactions,
+        "tx_per_sec": transactions as f64 / done.seconds.max(1e-9),
+        "bytes_logged": bytes,
+        "bytes_per_transaction": per(bytes, transactions),
+        "log_blocks": d.log_blocks,
+        "iclog_writes": d.log_writes,
+        "noiclog_events": d.log_noiclogs,
+        "log_forces": d.log_force,
+        "log_force_sleeps": d.log_force_sleep,
+        // A trace cannot separate checkpoints that share one commit iclog: a lower bound.
+        "checkpoints": pats.commit_iclogs,
+        "iclogs_per_checkpoint": per(pats.iclog_syncs, pats.commit_iclogs),
+        "cache_flushes": cache_flushes,
+        "fua_writes": fua_writes,
+        "grant_head_waits": count("xfs_log_grant_sleep"),
+        "cil_throttle_waits": count("xfs_log_cil_wait"),
+        "iclog_flags": pats,
+        "trace_events_lost": lost,
+    }))
+}
+
+fn ratio_check(m: f64, k: f64, within: f64, rule: &str) -> Value {
+    let agree = if m > 0.0 && k > 0.0 { Some((m / k).max(k / m) <= 1.0 + within) } else { None };
+    json!({ "model": m, "kernel": k, "agree": agree, "rule": rule })
+}
+
+/// A fraction both sides must have at (or near) 1; undecided when either side has no cases.
+fn all_check(m: (u64, u64), k: (u64, u64), rule: &str) -> Value {
+    let f = |(n, d): (u64, u64)| (d > 0).then(|| n as f64 / d as f64);
+    let (fm, fk) = (f(m), f(k));
+    let agree = match (fm, fk) {
+        (Some(a), Some(b)) => Some(a >= 0.99 && b >= 0.99),
+        _ => None,
+    };
+    json!({ "model": fm, "kernel": fk, "agree": agree, "rule": rule })
+}
+
+/// The checks that should hold whatever the device's speed.
+fn checks(m: &Value, k: &Value) -> Map<String, Value> {
+    let fl = |v: &Value, key: &str| v["iclog_flags"][key].as_u64().unwrap_or(0);
+    let f = |v: &Value, key: &str| v[key].as_f64().unwrap_or(0.0);
+    let mut c = Map::new();
+    c.insert(
+        "start_iclog_needs_flush".into(),
+        all_check(
+            (fl(m, "start_flush") + fl(m, "start_in_previous_commit"), fl(m, "multi_iclog_checkpoints")),
+            (fl(k, "start_flush") + fl(k, "start_in_previous_commit"), fl(k, "multi_iclog_checkpoints")),
+            "a multi-iclog checkpoint's start record is in an iclog with XLOG_ICL_NEED_FLUSH: its own first \
+             iclog, or the previous checkpoint's commit iclog it shares",
+        ),
+    );
+    c.insert(
+        "middle_iclogs_unflagged".into(),
+        all_check(
+            (fl(m, "middle_unflagged"), fl(m, "middle_iclogs")),
+            (fl(k, "middle_unflagged"), fl(k, "middle_iclogs")),
+            "iclogs between a checkpoint's start and commit iclogs carry no flags",
+        ),
+    );
+    c.insert(
+        "commit_iclog_needs_flush_fua".into(),
+        all_check(
+            (fl(m, "commit_flush_fua"), fl(m, "multi_iclog_checkpoints")),
+            (fl(k, "commit_flush_fua"), fl(k, "multi_iclog_checkpoints")),
+            "the commit iclog of a multi-iclog checkpoint carries NEED_FLUSH|NEED_FUA",
+        ),
+    );
+    let fua_only = |v: &Value| v["iclog_flags"]["iclogs_by_flags"]["FUA"].as_u64().unwrap_or(0);
+    let (fm, fk) = (fua_only(m), fua_only(k));
+    c.insert(
+        "no_fua_without_flush".into(),
+        json!({ "model": fm, "kernel": fk, "agree": fm == 0 && fk == 0,
+                "rule": "no iclog asks for FUA without a PREFLUSH (iclogs with FUA alone)" }),
+    );
+    let (om, ok) = (fl(m, "out_of_order"), fl(k, "out_of_order"));
+    c.insert(
+        "records_in_lsn_order".into(),
+        json!({ "model": om, "kernel": ok, "agree": om == 0 && ok == 0,
+                "rule": "iclogs are submitted in LSN order (records out of order)" }),
+    );
+    c.insert(
+        "bytes_per_transaction".into(),
+        ratio_check(
+            f(m, "bytes_per_transaction"),
+            f(k, "bytes_per_transaction"),
+            0.15,
+            "log bytes per transaction within 15% (what each transaction logs: items, regions, headers)",
+        ),
+    );
+    c.insert(
+        "iclogs_per_checkpoint".into(),
+        ratio_check(
+            fl(m, "iclogs_per_checkpoint_p50") as f64,
+            fl(k, "iclogs_per_checkpoint_p50") as f64,
+            0.3,
+            "median iclogs per multi-iclog checkpoint within 30% (CIL space limit / iclog size)",
+        ),
+    );
+    c
+}

@@ -1,0 +1,264 @@
+//! The real machine: an XFS filesystem made from a scenario's geometry on loop devices over
+//! sparse files, mounted, with a private tracefs instance recording its log. Everything it
+//! makes is undone by `Drop`: on success, on error and after Ctrl-C.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use xlog::Scenario;
+
+/// Set by Ctrl-C: the workload stops, then the rig is taken down as on any other exit.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The tracepoints a run records (`xfs:` events carry the data device, `block:` the log's).
+pub const XFS_EVENTS: [&str; 4] = ["xlog_iclog_sync", "xfs_log_cil_wait", "xfs_log_grant_sleep", "xfs_log_force"];
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// What the machine lacks for a kernel run, in one line; `None` if it has everything.
+pub fn missing() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root (mkfs on loop devices, mount, tracefs)".into());
+    }
+    for tool in ["mkfs.xfs", "losetup", "mount", "umount"] {
+        if which(tool).is_none() {
+            return Some(format!("needs {tool} (Debian: xfsprogs, mount)"));
+        }
+    }
+    if !fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.trim_end().ends_with("xfs"))) {
+        return Some("needs a kernel with XFS (not in /proc/filesystems)".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("needs loop devices (/dev/loop-control)".into());
+    }
+    if !Path::new(TRACEFS).join("events/xfs").exists() {
+        // As root, tracefs can be mounted where the kernel expects it.
+        let _ = Command::new("mount").args(["-t", "tracefs", "nodev", TRACEFS]).status();
+        if !Path::new(TRACEFS).join("events/xfs").exists() {
+            return Some(format!("needs tracefs with xfs events at {TRACEFS}"));
+        }
+    }
+    None
+}
+
+fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
+        .map(|d| d.join(tool))
+        .find(|p| p.exists())
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let shown = format!("{cmd:?}").replace('"', "");
+    let out = cmd.output().map_err(|e| format!("{shown}: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{shown} failed: {}", err.lines().next().unwrap_or("").trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `logbsize` and `logbufs` the kernel accepts (xfs_fs_parse_param / xfs_finish_flags).
+fn mount_options(s: &Scenario) -> Result<String, String> {
+    let bsize = s.iclog_size.0;
+    if !(16 << 10..=256 << 10).contains(&bsize) || !bsize.is_power_of_two() {
+        return Err(format!(
+            "iclog_size: {} is not a logbsize the kernel takes (allowed: 16KiB, 32KiB, 64KiB, 128KiB, 256KiB)",
+            xlog::format_size(bsize)
+        ));
+    }
+    if !(2..=8).contains(&s.iclog_count) {
+        return Err(format!("iclog_count: {} is not a logbufs the kernel takes (allowed: 2 to 8)", s.iclog_count));
+    }
+    Ok(format!("logbsize={}k,logbufs={}", bsize >> 10, s.iclog_count))
+}
+
+/// A mounted filesystem and its tracing, torn down on drop.
+pub struct Rig {
+    pub dir: PathBuf,
+    pub mnt: PathBuf,
+    /// `loopN` of the data device (the `/sys/fs/xfs/<name>` of the mount) and of an external log.
+    pub data_loop: String,
+    pub log_loop: Option<String>,
+    pub mkfs_args: Vec<String>,
+    pub mount_opts: String,
+    instance: Option<PathBuf>,
+    mounted: bool,
+    loops: Vec<String>,
+}
+
+impl Rig {
+    /// Makes the filesystem the scenario describes and mounts it (no tracing yet).
+    pub fn new(s: &Scenario, workdir: &Path) -> Result<Rig, String> {
+        if s.workload == xlog::WorkloadKind::RtAlloc {
+            return Err("workload: rt-alloc needs a realtime device, which a kernel run does not build".into());
+        }
+        let opts = mount_options(s)?;
+        let dir = workdir.join(format!("loglab-kernel-{}", std::process::id()));
+        fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut rig = Rig {
+            mnt: dir.join("mnt"),
+            dir,
+            data_loop: String::new(),
+            log_loop: None,
+            mkfs_args: Vec::new(),
+            mount_opts: opts,
+            instance: None,
+            mounted: false,
+            loops: Vec::new(),
+        };
+        rig.build(s)?;
+        Ok(rig)
+    }
+
+    fn attach(&mut self, name: &str, bytes: u64) -> Result<String, String> {
+        let img = self.dir.join(name);
+        let f = fs::File::create(&img).map_err(|e| format!("{}: {e}", img.display()))?;
+        f.set_len(bytes).map_err(|e| format!("{}: {e}", img.display()))?;
+        // Direct I/O: the loop device passes every write and flush to the file, not the page cache.
+        let dev = run(Command::new("losetup").args(["-f", "--show", "--direct-io=on"]).arg(&img))?;
+        let name = dev.trim_start_matches("/dev/").to_string();
+        self.loops.push(name.clone());
+        Ok(name)
+    }
+
+    fn build(&mut self, s: &Scenario) -> Result<(), String> {
+        let data = self.attach("data.img", s.fs_size.0)?;
+        let mut args: Vec<String> = vec!["-f".into(), "-q".into()];
+        let mut log = format!("size={}", s.log_size.0);
+        if s.lsu.0 > 0 {
+            log.push_str(&format!(",su={}", s.lsu.0));
+        }
+        if s.external_log {
+            // The log device a little larger than the log: mkfs puts the log at its start.
+            let l = self.attach("log.img", s.log_size.0 + (1 << 20))?;
+            log.push_str(&format!(",logdev=/dev/{l}"));
+            self.mount_opts.push_str(&format!(",logdev=/dev/{l}"));
+            self.log_loop = Some(l);
+        }
+        args.extend(["-l".into(), log, format!("/dev/{data}")]);
+        let mut mkfs = Command::new("mkfs.xfs");
+        mkfs.args(&args);
+        // xfsprogs refuses logs under 64 MiB and filesystems under 300 MB unless it is run by
+        // fstests; the seeds' small logs need exactly that allowance.
+        if s.log_size.0 < 64 << 20 || s.fs_size.0 < 300 << 20 {
+            mkfs.envs([("TEST_DIR", "/nonexistent"), ("TEST_DEV", "/nonexistent"), ("QA_CHECK_FS", "xfs")]);
+        }
+        run(&mut mkfs)?;
+        self.mkfs_args = args;
+        fs::create_dir_all(&self.mnt).map_err(|e| format!("{}: {e}", self.mnt.display()))?;
+        run(Command::new("mount")
+            .args(["-t", "xfs", "-o", &self.mount_opts])
+            .arg(format!("/dev/{data}"))
+            .arg(&self.mnt))?;
+        self.mounted = true;
+        self.data_loop = data;
+        Ok(())
+    }
+
+    fn dev_t(loopname: &str) -> Result<u64, String> {
+        let p = format!("/sys/block/{loopname}/dev");
+        let t = fs::read_to_string(&p).map_err(|e| format!("{p}: {e}"))?;
+        let (ma, mi) = t.trim().split_once(':').ok_or_else(|| format!("{p}: not MAJ:MIN"))?;
+        let (ma, mi): (u64, u64) = (ma.parse().map_err(|_| p.clone())?, mi.parse().map_err(|_| p.clone())?);
+        // The kernel's dev_t in trace records: MKDEV(major, minor) = major << 20 | minor.
+        Ok(ma << 20 | mi)
+    }
+
+    /// Starts recording this filesystem's log events and its log device's requests.
+    pub fn trace_start(&mut self) -> Result<(), String> {
+        let inst = PathBuf::from(TRACEFS).join(format!("instances/loglab-{}", std::process::id()));
+        fs::create_dir(&inst).map_err(|e| format!("{}: {e}", inst.display()))?;
+        self.instance = Some(inst.clone());
+        let w = |rel: &str, v: &str| fs::write(inst.join(rel), v).map_err(|e| format!("{}/{rel}: {e}", inst.display()));
+        w("buffer_size_kb", "65536")?;
+        let data_dev = Self::dev_t(&self.data_loop)?;
+        let log_dev = Self::dev_t(self.log_loop.as_deref().unwrap_or(&self.data_loop))?;
+        for e in XFS_EVENTS {
+            w(&format!("events/xfs/{e}/filter"), &format!("dev == {data_dev}"))?;
+            w(&format!("events/xfs/{e}/enable"), "1")?;
+        }
+        w("events/block/block_rq_issue/filter", &format!("dev == {log_dev}"))?;
+        w("events/block/block_rq_issue/enable", "1")?;
+        w("trace", "")?;
+        w("tracing_on", "1")
+    }
+
+    /// Stops recording; returns the trace text and how many events the buffer lost.
+    pub fn trace_stop(&mut self) -> Result<(String, u64), String> {
+        let inst = self.instance.clone().ok_or("trace_stop before trace_start")?;
+        fs::write(inst.join("tracing_on"), "0").map_err(|e| format!("{}: {e}", inst.display()))?;
+        let text = fs::read_to_string(inst.join("trace")).map_err(|e| format!("{}/trace: {e}", inst.display()))?;
+        let mut lost = 0;
+        if let Ok(cpus) = fs::read_dir(inst.join("per_cpu")) {
+            for c in cpus.flatten() {
+                let stats = fs::read_to_string(c.path().join("stats")).unwrap_or_default();
+                lost += stats
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("overrun: "))
+                    .filter_map(|v| v.trim().parse::<u64>().ok())
+                    .sum::<u64>();
+            }
+        }
+        Ok((text, lost))
+    }
+
+    pub fn stats(&self) -> Result<String, String> {
+        let p = format!("/sys/fs/xfs/{}/stats/stats", self.data_loop);
+        fs::read_to_string(&p).map_err(|e| format!("{p}: {e}"))
+    }
+
+    /// Unmounts (which writes the unmount record) and detaches everything now, reporting errors.
+    pub fn finish(mut self) -> Result<(), String> {
+        self.teardown()
+    }
+
+    fn teardown(&mut self) -> Result<(), String> {
+        let mut first_err = None;
+        if let Some(inst) = self.instance.take() {
+            let _ = fs::write(inst.join("tracing_on"), "0");
+            if let Err(e) = fs::remove_dir(&inst) {
+                first_err.get_or_insert(format!("{}: {e}", inst.display()));
+            }
+        }
+        if self.mounted {
+            match run(Command::new("umount").arg(&self.mnt)) {
+                Ok(_) => self.mounted = false,
+                Err(e) => {
+                    // Busy (a stray reader): detach lazily rather than leave it mounted.
+                    let _ = run(Command::new("umount").arg("-l").arg(&self.mnt));
+                    self.mounted = false;
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        for l in std::mem::take(&mut self.loops) {
+            if let Err(e) = run(Command::new("losetup").args(["-d", &format!("/dev/{l}")])) {
+                first_err.get_or_insert(e);
+            }
+        }
+        let _ = fs::remove_dir_all(&self.dir);
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("loglab: cleanup: {e}");
+        }
+    }
+}
+
+/// Ctrl-C stops the workload; the rig's normal teardown runs after it.
+pub fn on_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            eprintln!("loglab: interrupted again; still cleaning up");
+        } else {
+            eprintln!("loglab: interrupted; stopping the workload and cleaning up");
+        }
+    });
+}

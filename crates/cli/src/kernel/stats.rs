@@ -1,0 +1,77 @@
+//! The per-mount counters in `/sys/fs/xfs/<dev>/stats/stats` (the `/proc/fs/xfs/stat` lines,
+//! for one filesystem): what XFS itself counted, before and after a run.
+
+/// The counters a run compares (`struct xfsstats`, fs/xfs/xfs_stats.h).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct XfsStats {
+    /// `trans`: xs_trans_sync, xs_trans_async, xs_trans_empty.
+    pub trans_sync: u64,
+    pub trans_async: u64,
+    pub trans_empty: u64,
+    /// `log`: xs_log_writes (iclog writes), xs_log_blocks (512-byte blocks written),
+    /// xs_log_noiclogs, xs_log_force, xs_log_force_sleep.
+    pub log_writes: u64,
+    pub log_blocks: u64,
+    pub log_noiclogs: u64,
+    pub log_force: u64,
+    pub log_force_sleep: u64,
+}
+
+impl XfsStats {
+    pub fn parse(text: &str) -> Result<XfsStats, String> {
+        let line = |name: &str| -> Result<Vec<u64>, String> {
+            let l = text
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .ok_or_else(|| format!("xfs stats: no '{name}' line"))?;
+            l.split_whitespace()
+                .skip(1)
+                .map(|v| v.parse().map_err(|_| format!("xfs stats: bad '{name}' line: {l}")))
+                .collect()
+        };
+        let (t, g) = (line("trans")?, line("log")?);
+        if t.len() < 3 || g.len() < 5 {
+            return Err("xfs stats: short 'trans' or 'log' line".into());
+        }
+        Ok(XfsStats {
+            trans_sync: t[0],
+            trans_async: t[1],
+            trans_empty: t[2],
+            log_writes: g[0],
+            log_blocks: g[1],
+            log_noiclogs: g[2],
+            log_force: g[3],
+            log_force_sleep: g[4],
+        })
+    }
+
+    /// What happened between `before` and `self`.
+    pub fn since(&self, before: &XfsStats) -> XfsStats {
+        XfsStats {
+            trans_sync: self.trans_sync - before.trans_sync,
+            trans_async: self.trans_async - before.trans_async,
+            trans_empty: self.trans_empty - before.trans_empty,
+            log_writes: self.log_writes - before.log_writes,
+            log_blocks: self.log_blocks - before.log_blocks,
+            log_noiclogs: self.log_noiclogs - before.log_noiclogs,
+            log_force: self.log_force - before.log_force,
+            log_force_sleep: self.log_force_sleep - before.log_force_sleep,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_trans_and_log_lines_as_6_18_prints_them() {
+        let before =
+            XfsStats::parse("extent_alloc 209 251 0 0\ntrans 0 1208 0\nlog 5 256 0 5 4\npush_ail 1 2\n").unwrap();
+        let after = XfsStats::parse("trans 0 9339 0\nlog 15 4935 1 6 6\n").unwrap();
+        let d = after.since(&before);
+        assert_eq!((d.trans_async, d.log_writes, d.log_blocks, d.log_noiclogs, d.log_force), (8131, 10, 4679, 1, 1));
+        assert!(XfsStats::parse("trans 1 2\nlog 1 2 3 4 5").is_err());
+        assert!(XfsStats::parse("log 1 2 3 4 5").unwrap_err().contains("'trans'"));
+    }
+}

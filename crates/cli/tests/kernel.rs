@@ -1,0 +1,151 @@
+//! `loglab kernel`: the real kernel as the model's oracle. These run where root, loop devices,
+//! XFS and tracefs are (this machine and CI); elsewhere each says what it needs and skips.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::time::Duration;
+
+fn loglab() -> Command {
+    Command::cargo_bin("loglab").unwrap()
+}
+
+/// Why this machine cannot run the kernel tests, or `None`.
+fn unavailable() -> Option<&'static str> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root");
+    }
+    if !std::path::Path::new("/dev/loop-control").exists() {
+        return Some("needs loop devices");
+    }
+    if !std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("xfs")) {
+        return Some("needs XFS in the kernel");
+    }
+    if std::process::Command::new("mkfs.xfs").arg("-V").output().is_err() {
+        return Some("needs mkfs.xfs");
+    }
+    None
+}
+
+/// One kernel run at a time: each checks that it left nothing behind, which a run beside it
+/// would break (and two runs would share the machine's two cores).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+macro_rules! require_kernel {
+    () => {
+        if let Some(why) = unavailable() {
+            eprintln!("skipped: the kernel oracle {why}");
+            return;
+        }
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
+}
+
+/// Loop devices backed by a file of a kernel run (`loglab-kernel-<pid>`), and its mounts.
+fn leftovers() -> Vec<String> {
+    let loops = std::process::Command::new("losetup").arg("-a").output().unwrap().stdout;
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    String::from_utf8_lossy(&loops)
+        .lines()
+        .chain(mounts.lines())
+        .filter(|l| l.contains("loglab-kernel-"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn compare(args: &[&str]) -> Value {
+    let out = loglab().args(["kernel", "compare", "--json"]).args(args).timeout(Duration::from_secs(120)).assert();
+    let out = out.success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn kernel_and_model_agree_on_the_flags_of_every_checkpoint_iclog() {
+    require_kernel!();
+    // fsmark-create: checkpoints pushed at the CIL space limit span many iclogs.
+    let v = compare(&["--preset", "fsmark-create", "--set", "writers=4", "--set", "duration=2s"]);
+    let k = &v["kernel"];
+    assert!(k["transactions"].as_u64().unwrap() > 1000, "the kernel ran the workload: {k}");
+    assert!(k["iclog_flags"]["multi_iclog_checkpoints"].as_u64().unwrap() >= 1, "{k}");
+    assert_eq!(k["trace_events_lost"], 0);
+    for check in ["start_iclog_needs_flush", "middle_iclogs_unflagged", "commit_iclog_needs_flush_fua"] {
+        assert_eq!(v["agree"][check]["agree"], true, "{check}: {}", v["agree"][check]);
+    }
+    for check in ["no_fua_without_flush", "records_in_lsn_order"] {
+        assert_eq!(v["agree"][check]["agree"], true, "{check}: {}", v["agree"][check]);
+    }
+    // Both sides report the same keys for what the run logged.
+    for key in ["bytes_per_transaction", "iclog_writes", "log_blocks", "checkpoints", "cache_flushes"] {
+        assert!(v["model"][key].is_number() && k[key].is_number(), "{key}");
+    }
+    assert_eq!(k["bytes_logged"].as_u64().unwrap(), 512 * k["log_blocks"].as_u64().unwrap());
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+}
+
+#[test]
+fn fsync_forces_the_log_on_the_kernel_as_in_the_model() {
+    require_kernel!();
+    let v = compare(&["--preset", "fsync-heavy", "--set", "writers=4", "--set", "duration=1s"]);
+    let (m, k) = (&v["model"], &v["kernel"]);
+    // Every fsync is a log force whose iclog asks for a PREFLUSH and FUA, on both sides.
+    assert!(k["fsyncs"].as_u64().unwrap() > 100, "{k}");
+    assert!(k["log_forces"].as_u64().unwrap() > 100 && m["log_forces"].as_u64().unwrap() > 100);
+    let fua = |x: &Value| x["iclog_flags"]["iclogs_by_flags"]["FLUSH|FUA"].as_u64().unwrap_or(0);
+    assert!(fua(k) * 2 > k["iclog_writes"].as_u64().unwrap(), "most kernel iclogs are forced: {k}");
+    assert!(fua(m) * 2 > m["iclog_writes"].as_u64().unwrap(), "most model iclogs are forced: {m}");
+    assert!(k["cache_flushes"].as_u64().unwrap() > 100, "the loop device saw the flushes: {k}");
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_leaves_nothing_behind() {
+    require_kernel!();
+    let exe = assert_cmd::cargo::cargo_bin("loglab");
+    let child = std::process::Command::new(exe)
+        .args(["kernel", "run", "--preset", "fsync-heavy", "--set", "writers=2", "--set", "duration=60s"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+}
+
+#[test]
+fn a_geometry_the_kernel_refuses_is_named_before_anything_is_made() {
+    require_kernel!();
+    let out = loglab()
+        .args(["kernel", "run", "--preset", "fsync-heavy", "--set", "iclog_count=1"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("iclog_count") && err.contains("2 to 8"), "{err}");
+    assert!(leftovers().is_empty());
+}
+
+#[test]
+fn without_root_it_says_what_it_needs() {
+    require_kernel!();
+    // As nobody, through util-linux's setpriv: the one-line reason, exit status 2.
+    let exe = assert_cmd::cargo::cargo_bin("loglab");
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(exe)
+        .args(["kernel", "run", "--preset", "fsync-heavy"])
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: needs setpriv");
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs root"), "{err}");
+}
