@@ -82,7 +82,8 @@ enum Cmd {
     Trace {
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// trace-cmd or json.
+        /// trace-cmd (block events as the seeds' 5.x kernels print them), trace-cmd-6.18 (as 6.10
+        /// and later print them, with the I/O priority) or json.
         #[arg(long, default_value = "trace-cmd")]
         format: String,
         /// Keep only these events (repeatable), like `trace-cmd start -e`.

@@ -82,8 +82,8 @@ pub fn trace(s: &Scenario, format: &str, events: &[String], until: Option<&str>)
 
 fn check_format(format: &str) -> Result<(), String> {
     match format {
-        "trace-cmd" | "json" => Ok(()),
-        _ => Err(format!("--format: '{format}' is not a trace format (allowed: trace-cmd, json)")),
+        "trace-cmd" | "trace-cmd-6.18" | "json" => Ok(()),
+        _ => Err(format!("--format: '{format}' is not a trace format (allowed: trace-cmd, trace-cmd-6.18, json)")),
     }
 }
 
@@ -102,6 +102,9 @@ fn write_trace(
     let each = |f: &mut dyn FnMut(&xlog::TraceEvent, String) -> std::io::Result<()>| -> std::io::Result<()> {
         let mut sim = Sim::new(s).map_err(std::io::Error::other)?;
         let mut p = TraceCmdPrinter::new(comm);
+        if format == "trace-cmd-6.18" {
+            p = p.kernel_6_18(s.log_size.0);
+        }
         loop {
             // --until: the events `run --until` runs (those at or before it), no wind-down.
             if until.is_some_and(|u| sim.is_hung() || sim.next_event_at().is_none_or(|t| t > u)) {

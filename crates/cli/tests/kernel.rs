@@ -149,3 +149,87 @@ fn without_root_it_says_what_it_needs() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("needs root"), "{err}");
 }
+
+/// The literal pieces of a tracepoint's `print fmt` around its conversions (`%u`, `%llx`, `%s`,
+/// `%pS`, …): a printed line must hold them in order, the first at its start.
+fn print_fmt_pieces(format_file: &str) -> Vec<String> {
+    let fmt = format_file.split("print fmt: \"").nth(1).expect("print fmt");
+    let mut pieces = vec![String::new()];
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    pieces.last_mut().unwrap().push(n);
+                }
+            }
+            '%' if chars.peek() == Some(&'%') => {
+                chars.next();
+                pieces.last_mut().unwrap().push('%');
+            }
+            '%' => {
+                // Flags, width, precision and length, then the conversion (and %p's suffix).
+                while chars.peek().is_some_and(|c| "-+ #0123456789.hlzjt".contains(*c)) {
+                    chars.next();
+                }
+                if chars.next() == Some('p') && chars.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
+                    chars.next();
+                }
+                pieces.push(String::new());
+            }
+            c => pieces.last_mut().unwrap().push(c),
+        }
+    }
+    pieces
+}
+
+fn matches_pieces(text: &str, pieces: &[String]) -> bool {
+    let Some(rest) = text.strip_prefix(pieces[0].as_str()) else { return false };
+    let mut rest = rest;
+    for p in &pieces[1..] {
+        if p.is_empty() {
+            continue;
+        }
+        match rest.find(p.as_str()) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[test]
+fn every_kernel_event_the_model_prints_has_the_running_kernels_fields() {
+    require_kernel!();
+    let root = std::path::Path::new("/sys/kernel/tracing/events");
+    if !root.join("xfs").exists() {
+        eprintln!("skipped: needs tracefs mounted at /sys/kernel/tracing");
+        return;
+    }
+    let mut lines: std::collections::BTreeMap<String, String> = Default::default();
+    for preset in ["fsync-heavy", "cil-throttle-32mb", "small-crash", "dir-remove", "seed-log-size", "fsmark-create"] {
+        let out =
+            loglab().args(["trace", "--preset", preset, "--until", "300ms", "--format", "trace-cmd-6.18"]).assert().success();
+        for l in String::from_utf8_lossy(&out.get_output().stdout).lines().filter(|l| !l.starts_with('#')) {
+            let Some((_, after)) = l.split_once("]") else { continue };
+            // "[cpu] flags  timestamp: name: body"
+            let mut parts = after.splitn(3, ": ");
+            let (Some(_), Some(name), Some(body)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            lines.entry(name.to_string()).or_insert_with(|| body.to_string());
+        }
+    }
+    let mut checked = 0;
+    for (name, body) in &lines {
+        if name.starts_with("loglab_") {
+            continue; // the model's own markers, not kernel events
+        }
+        let sys = if name.starts_with("block_") { "block" } else { "xfs" };
+        let path = root.join(sys).join(name).join("format");
+        let format = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {}: {e}", path.display()));
+        let pieces = print_fmt_pieces(&format);
+        assert!(matches_pieces(body, &pieces), "{name}: the model prints\n  {body}\nthe kernel's format has {pieces:?}");
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} kernel events in the model's traces: {:?}", lines.keys());
+}
