@@ -74,7 +74,11 @@ pub struct TraceCmdPrinter {
 impl TraceCmdPrinter {
     /// `writer_comm` names the writer tasks (e.g. `fs_mark`, `xfs_io`).
     pub fn new(writer_comm: &str) -> TraceCmdPrinter {
-        TraceCmdPrinter { writer_comm: writer_comm.chars().take(15).collect(), requests: BTreeMap::new(), kernel_6_18: None }
+        TraceCmdPrinter {
+            writer_comm: writer_comm.chars().take(15).collect(),
+            requests: BTreeMap::new(),
+            kernel_6_18: None,
+        }
     }
 
     /// Events as 6.18 prints them: block events carry the I/O priority before the command name
