@@ -252,3 +252,24 @@ fn every_kernel_event_the_model_prints_has_the_running_kernels_fields() {
     }
     assert!(checked >= 20, "only {checked} kernel events in the model's traces: {:?}", lines.keys());
 }
+
+#[test]
+fn the_model_recovers_a_crashed_kernel_log_as_xfs_logprint_reads_it() {
+    require_kernel!();
+    let out = loglab()
+        .args(["kernel", "run", "--preset", "fsync-heavy", "--set", "writers=4", "--set", "duration=1s"])
+        .args(["--shutdown", "--json"])
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let r = &v["shutdown_recovery"];
+    // A log the kernel wrote and a shutdown cut: the model's recovery finds the same tail,
+    // head and records as xfs_logprint; the kernel's own mount recovers it, repair finds nothing.
+    assert_eq!(r["xfs_logprint"]["state"], "dirty", "{r}");
+    assert_eq!(r["model_agrees_with_xfs_logprint"], true, "{r}");
+    assert!(r["model"]["records"].as_u64().unwrap() > 10, "{r}");
+    assert_eq!(r["kernel_mount"], "recovered", "{r}");
+    assert_eq!(r["xfs_repair_n"], "clean", "{r}");
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+}

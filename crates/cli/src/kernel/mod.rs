@@ -40,6 +40,11 @@ pub struct KernelArgs {
     /// (flush, throttle, …) describe an older kernel than the one running here.
     #[arg(long)]
     pub as_given: bool,
+    /// End the run with a crash (`xfs_io -x -c shutdown`) instead of an unmount, then recover
+    /// the image three ways: the model's recovery, `xfs_logprint`, and the kernel's mount
+    /// (followed by `xfs_repair -n`).
+    #[arg(long)]
+    pub shutdown: bool,
 }
 
 /// The model as the running kernel behaves: the scenario's kernel-behaviour switches set to
@@ -202,6 +207,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     let (trace, lost) = r.trace_stop()?;
     let d = XfsStats::parse(&r.stats()?)?.since(&before);
     let (mkfs, opts) = (r.mkfs_args.join(" "), r.mount_opts.clone());
+    let recovery = if a.shutdown { Some(r.crash_and_recover()?) } else { None };
     r.finish()?;
     if rig::STOP.load(std::sync::atomic::Ordering::SeqCst) {
         return Err("interrupted (everything it made is cleaned up)".into());
@@ -250,6 +256,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         "cil_throttle_waits": count("xfs_log_cil_wait"),
         "iclog_flags": pats,
         "trace_events_lost": lost,
+        "shutdown_recovery": recovery,
     }))
 }
 

@@ -210,6 +210,77 @@ impl Rig {
         fs::read_to_string(&p).map_err(|e| format!("{p}: {e}"))
     }
 
+    /// Shuts the log down as a crash does (`xfs_io -x -c shutdown`: what the iclogs and the CIL
+    /// still hold is lost), unmounts, and lets each recovery read what reached the image: the
+    /// model's (`loglab recover --image`), `xfs_logprint -t`, the kernel's own (a mount), then
+    /// `xfs_repair -n`.
+    pub fn crash_and_recover(&mut self) -> Result<serde_json::Value, String> {
+        use serde_json::{json, Value};
+        run(Command::new("xfs_io").args(["-x", "-c", "shutdown"]).arg(&self.mnt))?;
+        run(Command::new("umount").arg(&self.mnt))?;
+        self.mounted = false;
+        let img = self.dir.join("data.img");
+        let model: Value = if self.log_loop.is_some() {
+            json!({ "skipped": "an external log: recover --image reads internal logs" })
+        } else {
+            let exe = std::env::current_exe().map_err(|e| format!("loglab itself: {e}"))?;
+            let out = Command::new(exe).args(["recover", "--json", "--image"]).arg(&img).output();
+            let out = out.map_err(|e| format!("loglab recover: {e}"))?;
+            match serde_json::from_slice(&out.stdout) {
+                Ok(v) => v,
+                Err(_) => json!({ "error": String::from_utf8_lossy(&out.stderr).trim() }),
+            }
+        };
+        // xfs_logprint's summary: "    log tail: 2 head: 258 state: <DIRTY>".
+        let mut lp = Command::new("xfs_logprint");
+        lp.arg("-t");
+        if let Some(l) = &self.log_loop {
+            lp.args(["-l", &format!("/dev/{l}")]);
+        }
+        let text = run(lp.arg(&img)).unwrap_or_default();
+        let summary = text.lines().find(|l| l.contains("log tail:")).unwrap_or("");
+        let w: Vec<&str> = summary.split_whitespace().collect();
+        let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());
+        let records = text.lines().filter(|l| l.trim_start().starts_with("LOG REC AT LSN")).count();
+        let logprint = json!({
+            "tail_blk": num(2),
+            "head_blk": num(4),
+            "state": w.get(6).map(|s| s.trim_matches(['<', '>']).to_lowercase()),
+            "records": records,
+        });
+        let agree = model.get("head_blk").is_some()
+            && ["tail_blk", "head_blk", "records"].iter().all(|k| model[k] == logprint[k]);
+        // The kernel's recovery: mount replays the log; then a check of the result.
+        let data = format!("/dev/{}", self.data_loop);
+        let mounted = run(Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&data).arg(&self.mnt));
+        let kernel_mount = match &mounted {
+            Ok(_) => {
+                self.mounted = true;
+                run(Command::new("umount").arg(&self.mnt))?;
+                self.mounted = false;
+                "recovered".to_string()
+            }
+            Err(e) => format!("failed: {e}"),
+        };
+        let mut repair = Command::new("xfs_repair");
+        repair.arg("-n");
+        if let Some(l) = &self.log_loop {
+            repair.args(["-l", &format!("/dev/{l}")]);
+        }
+        let repair = match repair.arg(&data).output() {
+            Ok(o) if o.status.success() => "clean".to_string(),
+            Ok(o) => format!("found problems (exit {})", o.status.code().unwrap_or(-1)),
+            Err(e) => format!("not run: {e}"),
+        };
+        Ok(json!({
+            "model": model,
+            "xfs_logprint": logprint,
+            "model_agrees_with_xfs_logprint": agree,
+            "kernel_mount": kernel_mount,
+            "xfs_repair_n": repair,
+        }))
+    }
+
     /// Unmounts (which writes the unmount record) and detaches everything now, reporting errors.
     pub fn finish(mut self) -> Result<(), String> {
         self.teardown()
