@@ -271,8 +271,14 @@ pub(crate) fn read_record(img: &Image, blk: u32) -> Option<Rec> {
     let hdr = is_header(img, blk)?;
     let heads = heads_of(&hdr);
     let h_len = format::be32(&hdr, rh::LEN);
-    // xlog_valid_rec_header and the iclog size check: neither may exceed XLOG_MAX_RECORD_BSIZE.
-    if h_len as u64 > 256 << 10 || format::be32(&hdr, rh::SIZE) > 256 << 10 || format::be32(&hdr, rh::VERSION) != 2 {
+    // xlog_valid_rec_header and the iclog size check: neither may exceed XLOG_MAX_RECORD_BSIZE,
+    // and "LR body must have data": a header with h_len 0 (mkfs fills the log with them) is
+    // corruption, not a record (found against the 6.18 kernel on a real crash state).
+    if h_len == 0
+        || h_len as u64 > 256 << 10
+        || format::be32(&hdr, rh::SIZE) > 256 << 10
+        || format::be32(&hdr, rh::VERSION) != 2
+    {
         return None;
     }
     let total_bb = heads + btobb(h_len as u64) as u32;
