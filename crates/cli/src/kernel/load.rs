@@ -6,7 +6,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use xlog::{Scenario, WorkloadKind};
@@ -25,7 +25,22 @@ pub struct Done {
     pub ops: u64,
     pub fsyncs: u64,
     pub seconds: f64,
+    /// With a recorder: what each returned fsync (or O_DSYNC write) promised, in order.
+    pub durable: Vec<Durable>,
 }
+
+/// A promise a returned fsync made: `path` (under the mount) exists with at least `min_size`
+/// bytes of the workload's pattern. `after` is how many requests the recorder had seen when
+/// it returned: a crash state holding that prefix of the stream must keep it.
+#[derive(Clone, Debug)]
+pub struct Durable {
+    pub after: u64,
+    pub path: String,
+    pub min_size: u64,
+}
+
+/// The byte every data write repeats (the crash check reads it back).
+pub const PATTERN: u8 = 0xa5;
 
 /// What one writer does each operation, in the model's words.
 pub fn describe(s: &Scenario) -> String {
@@ -74,7 +89,7 @@ fn nix_sync() {
 }
 
 /// Runs the writers for the scenario's duration; the first error ends the run.
-pub fn run(s: &Scenario, mnt: &Path) -> Result<Done, String> {
+pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result<Done, String> {
     let secs = Duration::from_nanos(s.duration.0);
     let gate = Arc::new(Barrier::new(s.writers as usize + 1));
     let mut handles = Vec::new();
@@ -87,33 +102,39 @@ pub fn run(s: &Scenario, mnt: &Path) -> Result<Done, String> {
             rng: (s.seed ^ (t as u64 + 1)).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             fsync,
         };
-        let (kind, gate) = (s.workload, Arc::clone(&gate));
+        let (kind, gate, recorded) = (s.workload, Arc::clone(&gate), recorded.clone());
         let h = std::thread::Builder::new()
             .stack_size(64 << 10)
-            .spawn(move || -> Result<(u64, u64), String> {
+            .spawn(move || -> Result<(u64, u64, Vec<Durable>), String> {
                 let mut w = w;
                 gate.wait();
                 let end = Instant::now() + secs;
-                let mut fsyncs = 0;
+                let (mut fsyncs, mut durable) = (0, Vec::new());
                 while Instant::now() < end && !STOP.load(Ordering::Relaxed) {
                     match w.op(kind)? {
-                        Step::Did { fsynced } => fsyncs += fsynced as u64,
+                        Step::Did { fsynced } => {
+                            fsyncs += fsynced as u64;
+                            if let (true, Some(c)) = (fsynced, &recorded) {
+                                durable.push(w.promise(kind, c.load(Ordering::SeqCst), t));
+                            }
+                        }
                         Step::Exhausted => break,
                     }
                 }
-                Ok((w.n, fsyncs))
+                Ok((w.n, fsyncs, durable))
             })
             .map_err(|e| format!("writer thread {t}: {e}"))?;
         handles.push(h);
     }
     let start = Instant::now();
     gate.wait();
-    let (mut ops, mut fsyncs, mut first_err) = (0, 0, None);
+    let (mut ops, mut fsyncs, mut first_err, mut durable) = (0, 0, None, Vec::new());
     for h in handles {
         match h.join() {
-            Ok(Ok((n, f))) => {
+            Ok(Ok((n, f, d))) => {
                 ops += n;
                 fsyncs += f;
+                durable.extend(d);
             }
             Ok(Err(e)) => {
                 first_err.get_or_insert(e);
@@ -124,7 +145,8 @@ pub fn run(s: &Scenario, mnt: &Path) -> Result<Done, String> {
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    first_err.map_or(Ok(Done { ops, fsyncs, seconds }), Err)
+    durable.sort_by_key(|d| d.after);
+    first_err.map_or(Ok(Done { ops, fsyncs, seconds, durable }), Err)
 }
 
 enum Step {
@@ -133,6 +155,18 @@ enum Step {
 }
 
 impl Writer {
+    /// What the fsync that just returned promised (the op counter has moved past it).
+    fn promise(&self, kind: WorkloadKind, after: u64, t: u32) -> Durable {
+        let n = self.n - 1;
+        let (file, min_size) = match kind {
+            WorkloadKind::FsyncHeavy | WorkloadKind::SyncAppend => ("data".to_string(), (n + 1) * WRITE as u64),
+            WorkloadKind::FsmarkCreate => (format!("f{n}"), 0),
+            // A random overwrite: only that the file exists.
+            _ => ("data".to_string(), 0),
+        };
+        Durable { after, path: format!("w{t}/{file}"), min_size }
+    }
+
     fn next_rand(&mut self) -> u64 {
         // xorshift64*: only spreads offsets; the run itself is not deterministic anyway.
         self.rng ^= self.rng >> 12;
@@ -179,9 +213,10 @@ impl Writer {
                 let p = self.dir.join("data");
                 let f = self.open_own(dsync)?;
                 if dsync != 0 {
-                    f.write_all_at(&[0xa5; WRITE], n * WRITE as u64).map_err(|e| err(&p, e))?;
+                    f.write_all_at(&[PATTERN; WRITE], n * WRITE as u64).map_err(|e| err(&p, e))?;
+                    fsynced = true;
                 } else {
-                    f.write_all(&[0xa5; WRITE]).map_err(|e| err(&p, e))?;
+                    f.write_all(&[PATTERN; WRITE]).map_err(|e| err(&p, e))?;
                     if fsync {
                         f.sync_all().map_err(|e| err(&p, e))?;
                         fsynced = true;

@@ -2,8 +2,10 @@
 //! and workload run on XFS on this machine, recorded through tracefs and XFS's own counters,
 //! and set beside the model's run of the same scenario.
 
+mod crashes;
 mod flags;
 mod load;
+mod recorder;
 mod rig;
 mod stats;
 
@@ -21,6 +23,25 @@ pub enum KernelCmd {
     Run(KernelArgs),
     /// Run the scenario on the model and on this machine's XFS; print both and named checks.
     Compare(KernelArgs),
+    /// Record the real run's block stream (FUSE under a loop device), build crash states from
+    /// it as the model's crash models do, and let the kernel's recovery judge each.
+    Crash(KernelCrashArgs),
+}
+
+#[derive(Args)]
+pub struct KernelCrashArgs {
+    #[command(flatten)]
+    pub run: KernelArgs,
+    /// Flushes to cut at, spread over the run (each a `prefix` state).
+    #[arg(long, default_value_t = 6)]
+    pub crash_points: usize,
+    /// Random `subset` states per cut (some of the writes completed after the flush survive).
+    #[arg(long, default_value_t = 1)]
+    pub subsets: usize,
+    /// Keep the image of every state on which the model's recovery and the kernel's disagree
+    /// in DIR (as the crash left it), to reproduce with `loglab recover --image` and `mount`.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -78,6 +99,34 @@ fn as_running_kernel(s: &Scenario) -> (Scenario, Vec<String>) {
 
 pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
     match cmd {
+        KernelCmd::Crash(c) => {
+            let s = c.run.scenario.load()?;
+            let v = kernel_crash(&s, &c)?;
+            if c.run.json {
+                crate::print_json(&v);
+            } else {
+                let r = &v["recorded"];
+                println!(
+                    "recorded {} requests ({} flushes, {} MB written); {} states",
+                    r["requests"], r["flushes"], r["mb_written"], v["summary"]["states"]
+                );
+                for st in v["states"].as_array().into_iter().flatten() {
+                    println!(
+                        "  {:<18} flush #{:<7} kept {}/{} unflushed  mount {}  repair {}  fsynced {} checked, {} lost  model {}",
+                        st["kind"].as_str().unwrap_or(""),
+                        st["flush_index"],
+                        st["unflushed_kept"],
+                        st["unflushed"],
+                        st["mount"].as_str().unwrap_or(""),
+                        st["xfs_repair_n"].as_str().unwrap_or(""),
+                        st["fsynced_checked"],
+                        st["fsynced_lost"].as_array().map_or(0, Vec::len),
+                        if st["model_agrees_with_kernel"] == true { "agrees" } else { "DIFFERS" }
+                    );
+                }
+            }
+            Ok(())
+        }
         KernelCmd::Run(a) => {
             let s = a.scenario.load()?;
             let k = kernel_run(&s, &a)?;
@@ -191,6 +240,80 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
     Ok(Value::Object(out))
 }
 
+/// Removes a directory however the caller ends.
+struct TempDir(PathBuf);
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The scenario on this machine's XFS, its block stream recorded, then crash states from it.
+pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> {
+    if let Some(why) = rig::missing() {
+        return Err(format!("kernel crash {why}"));
+    }
+    if c.crash_points == 0 || c.crash_points > 1000 || c.subsets > 100 {
+        return Err(format!(
+            "--crash-points {} / --subsets {}: allowed 1 to 1000 points and 0 to 100 subsets",
+            c.crash_points, c.subsets
+        ));
+    }
+    rig::on_interrupt();
+    let workdir = c.run.workdir.clone().unwrap_or_else(std::env::temp_dir);
+    let r = rig::Rig::new(s, &workdir, true)?;
+    load::prepare(s, &r.mnt)?;
+    let counter = r.recording.as_ref().map(|x| std::sync::Arc::clone(&x.count)).ok_or("no recorder")?;
+    let from = counter.load(std::sync::atomic::Ordering::SeqCst) as usize;
+    let done = load::run(s, &r.mnt, Some(std::sync::Arc::clone(&counter)))?;
+    let log = r.log_range()?;
+    let mount_opts = r.mount_opts.clone();
+    let stream = r.finish_recorded()?;
+    if rig::STOP.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err("interrupted (everything it made is cleaned up)".into());
+    }
+    if stream.overflow {
+        return Err(format!("the run wrote more than {} MiB: shorten duration", recorder::MAX_RECORDED >> 20));
+    }
+    let dir = workdir.join(format!("loglab-kernel-{}-crash", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let _cleanup = TempDir(dir.clone());
+    let crashes = crashes::Crashes {
+        stream: &stream,
+        durable: &done.durable,
+        dir,
+        size: s.fs_size.0,
+        mount_opts,
+        log,
+        keep: c.keep.clone(),
+    };
+    let states = crashes.run(from, c.crash_points, c.subsets, s.seed)?;
+    let flushes = stream.ios.iter().filter(|io| matches!(io, recorder::Io::Flush)).count();
+    let count = |f: &dyn Fn(&crashes::Verdict) -> bool| states.iter().filter(|v| f(v)).count();
+    Ok(json!({
+        "kernel_release": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
+        "workload": load::describe(s),
+        "recorded": {
+            "requests": stream.ios.len(),
+            "flushes": flushes,
+            "writes": stream.ios.len() - flushes,
+            "mb_written": stream.bytes as f64 / 1e6,
+            "run_starts_at_request": from,
+        },
+        "run": { "ops": done.ops, "fsyncs": done.fsyncs, "seconds": done.seconds },
+        "summary": {
+            "states": states.len(),
+            "recovered": count(&|v| v.mount == "recovered"),
+            "mount_failed": count(&|v| v.mount != "recovered"),
+            "repair_problems": count(&|v| v.xfs_repair_n != "clean"),
+            "fsync_lost": count(&|v| !v.fsynced_lost.is_empty()),
+            "model_agrees_with_kernel": count(&|v| v.model_agrees_with_kernel),
+            "all_ok": states.iter().all(crashes::Verdict::ok),
+        },
+        "states": states,
+    }))
+}
+
 /// The scenario on this machine's XFS.
 pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     if let Some(why) = rig::missing() {
@@ -198,11 +321,11 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     }
     rig::on_interrupt();
     let workdir = a.workdir.clone().unwrap_or_else(std::env::temp_dir);
-    let mut r = rig::Rig::new(s, &workdir)?;
+    let mut r = rig::Rig::new(s, &workdir, false)?;
     load::prepare(s, &r.mnt)?;
     let before = XfsStats::parse(&r.stats()?)?;
     r.trace_start()?;
-    let done = load::run(s, &r.mnt)?;
+    let done = load::run(s, &r.mnt, None)?;
     // What the workload left in the CIL is not part of the run: stop before unmount forces it.
     let (trace, lost) = r.trace_stop()?;
     let d = XfsStats::parse(&r.stats()?)?.since(&before);

@@ -60,6 +60,11 @@ fn run(cmd: &mut Command) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// Attaches `img` to a free loop device; returns `/dev/loopN`.
+pub fn losetup(img: &Path) -> Result<String, String> {
+    run(Command::new("losetup").args(["-f", "--show"]).arg(img))
+}
+
 /// `logbsize` and `logbufs` the kernel accepts (xfs_fs_parse_param / xfs_finish_flags).
 fn mount_options(s: &Scenario) -> Result<String, String> {
     let bsize = s.iclog_size.0;
@@ -87,11 +92,13 @@ pub struct Rig {
     instance: Option<PathBuf>,
     mounted: bool,
     loops: Vec<String>,
+    /// The data device's block stream, when recorded (`Rig::new(.., record: true)`).
+    pub recording: Option<super::recorder::Recording>,
 }
 
 impl Rig {
     /// Makes the filesystem the scenario describes and mounts it (no tracing yet).
-    pub fn new(s: &Scenario, workdir: &Path) -> Result<Rig, String> {
+    pub fn new(s: &Scenario, workdir: &Path, record: bool) -> Result<Rig, String> {
         if s.workload == xlog::WorkloadKind::RtAlloc {
             return Err("workload: rt-alloc needs a realtime device, which a kernel run does not build".into());
         }
@@ -108,19 +115,39 @@ impl Rig {
             instance: None,
             mounted: false,
             loops: Vec::new(),
+            recording: None,
         };
+        if record {
+            if s.external_log {
+                return Err("external_log: a recorded run records the data device only; use an internal log".into());
+            }
+            let r = super::recorder::Recording::start(&rig.dir.join("rec"), &rig.dir.join("backing.img"), s.fs_size.0)?;
+            rig.recording = Some(r);
+        }
         rig.build(s)?;
         Ok(rig)
     }
 
     fn attach(&mut self, name: &str, bytes: u64) -> Result<String, String> {
-        let img = self.dir.join(name);
-        let f = fs::File::create(&img).map_err(|e| format!("{}: {e}", img.display()))?;
-        f.set_len(bytes).map_err(|e| format!("{}: {e}", img.display()))?;
+        let img = match (&self.recording, name) {
+            (Some(r), "data.img") => r.disk.clone(),
+            _ => {
+                let img = self.dir.join(name);
+                let f = fs::File::create(&img).map_err(|e| format!("{}: {e}", img.display()))?;
+                f.set_len(bytes).map_err(|e| format!("{}: {e}", img.display()))?;
+                img
+            }
+        };
         // Direct I/O: the loop device passes every write and flush to the file, not the page cache.
         let dev = run(Command::new("losetup").args(["-f", "--show", "--direct-io=on"]).arg(&img))?;
         let name = dev.trim_start_matches("/dev/").to_string();
         self.loops.push(name.clone());
+        // Without direct I/O the loop device would write through the page cache, and the
+        // recorder would see writeback, not the filesystem's requests.
+        let dio = fs::read_to_string(format!("/sys/block/{name}/loop/dio")).unwrap_or_default();
+        if self.recording.is_some() && dio.trim() != "1" {
+            return Err(format!("{dev}: the loop device did not take direct I/O over the recorder"));
+        }
         Ok(name)
     }
 
@@ -203,6 +230,14 @@ impl Rig {
             }
         }
         Ok((text, lost))
+    }
+
+    /// Where the internal log lies in the data device: (byte offset, bytes), from its superblock.
+    pub fn log_range(&self) -> Result<(u64, u64), String> {
+        let p = format!("/dev/{}", self.data_loop);
+        let mut f = fs::File::open(&p).map_err(|e| format!("{p}: {e}"))?;
+        let sb = crate::xfs_image::read_sb(&mut f).map_err(|e| format!("{p}: {e}"))?;
+        Ok((sb.log_offset(), sb.log_bytes()))
     }
 
     pub fn stats(&self) -> Result<String, String> {
@@ -310,8 +345,38 @@ impl Rig {
                 first_err.get_or_insert(e);
             }
         }
+        if self.recording.is_some() {
+            // The loop device lets go of the recorder's file asynchronously after `losetup -d`.
+            for _ in 0..50 {
+                if !self.loops_over_recorder() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+        if let Some(r) = &mut self.recording {
+            if let Err(e) = r.stop() {
+                first_err.get_or_insert(e);
+            }
+        }
         let _ = fs::remove_dir_all(&self.dir);
         first_err.map_or(Ok(()), Err)
+    }
+}
+
+impl Rig {
+    fn loops_over_recorder(&self) -> bool {
+        let out = Command::new("losetup").arg("-a").output().map(|o| o.stdout).unwrap_or_default();
+        let rec = self.dir.join("rec").display().to_string();
+        String::from_utf8_lossy(&out).contains(&rec)
+    }
+
+    /// Unmounts and detaches everything but keeps the recording: the stream and the fsyncs it
+    /// covers are what crash states are built from.
+    pub fn finish_recorded(mut self) -> Result<super::recorder::Stream, String> {
+        let stream = self.recording.as_ref().map(|r| r.take()).unwrap_or_default();
+        self.teardown()?;
+        Ok(stream)
     }
 }
 

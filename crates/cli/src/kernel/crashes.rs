@@ -1,0 +1,297 @@
+//! Real crash states: disk images built from a recorded block stream the way the model's
+//! crash models build them, each mounted by the real kernel (its recovery runs) and judged.
+//!
+//! - `prefix`: every write completed before a flush, nothing after it (dm-log-writes replay).
+//! - `subset`: that prefix plus a random subset of the writes completed after the flush and
+//!   before the next one (a volatile cache may persist any of them).
+//! - `middle-iclog-lost`: the exposure the model reports under `subset`: within one unflushed
+//!   window, every log write survives but one that has more than `XLOG_MAX_ICLOGS` (8) later
+//!   log writes behind it.
+
+use super::load::{Durable, PATTERN};
+use super::recorder::{Io, Stream};
+use serde::Serialize;
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Log writes that must survive behind the lost one: recovery's torn-head search looks back
+/// only `XLOG_MAX_ICLOGS` iclogs from the head, so a hole further back is not trimmed.
+const LATER_SURVIVORS: usize = 9;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    pub kind: &'static str,
+    /// The stream index of the flush the state is cut at, and writes applied in all.
+    pub flush_index: usize,
+    pub writes: usize,
+    /// Unflushed writes after the flush: how many exist and how many this state keeps.
+    pub unflushed: usize,
+    pub unflushed_kept: usize,
+    pub mount: String,
+    pub xfs_repair_n: String,
+    /// Fsyncs returned before the cut: their files checked, and those missing or short.
+    pub fsynced_checked: usize,
+    pub fsynced_lost: Vec<String>,
+    /// What the kernel said while mounting (XFS lines of the kernel log).
+    pub kernel_log: Vec<String>,
+    /// The model's recovery over the same image before the kernel touched it (`recover
+    /// --image`): head, tail and records, or the damage it reports.
+    pub model_recovery: serde_json::Value,
+    /// `xfs_logprint -t` over the same bytes: tail, head and records.
+    pub xfs_logprint: serde_json::Value,
+    /// The model's recovery succeeds exactly when the kernel's mount does.
+    pub model_agrees_with_kernel: bool,
+    /// With `--keep DIR`: the image of a state on which they disagree, as the crash left it.
+    pub kept_image: Option<String>,
+}
+
+impl Verdict {
+    pub fn ok(&self) -> bool {
+        self.mount == "recovered" && self.xfs_repair_n == "clean" && self.fsynced_lost.is_empty()
+    }
+}
+
+/// A tiny seeded generator for subset choices (the states are reproducible from the stream).
+struct Pick(u64);
+impl Pick {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+/// What the crash states are built from and checked against.
+pub struct Crashes<'a> {
+    pub stream: &'a Stream,
+    pub durable: &'a [Durable],
+    pub dir: PathBuf,
+    pub size: u64,
+    pub mount_opts: String,
+    /// The byte range of the internal log in the image (writes there are iclog writes).
+    pub log: (u64, u64),
+    /// Where to keep the images of states on which the model and the kernel disagree.
+    pub keep: Option<PathBuf>,
+}
+
+impl Crashes<'_> {
+    fn flushes(&self) -> Vec<usize> {
+        self.stream.ios.iter().enumerate().filter(|(_, io)| matches!(io, Io::Flush)).map(|(i, _)| i).collect()
+    }
+
+    /// Writes in `(from, to)` (stream indices), in order.
+    fn writes_between(&self, from: usize, to: usize) -> Vec<usize> {
+        (from + 1..to).filter(|&i| matches!(self.stream.ios[i], Io::Write { .. })).collect()
+    }
+
+    fn is_log(&self, i: usize) -> bool {
+        matches!(&self.stream.ios[i], Io::Write { offset, .. } if *offset >= self.log.0 && *offset < self.log.0 + self.log.1)
+    }
+
+    /// The states to try: `points` prefixes spread over the flushes from `from` on, each with
+    /// `subsets` random subsets, and the middle-iclog exposure where a window allows it.
+    pub fn run(&self, from: usize, points: usize, subsets: usize, seed: u64) -> Result<Vec<Verdict>, String> {
+        let flushes: Vec<usize> = self.flushes().into_iter().filter(|&f| f >= from).collect();
+        if flushes.len() < 2 {
+            return Err(format!("the recorded run has {} flushes after it started: too few to cut at", flushes.len()));
+        }
+        let step = (flushes.len() - 1).div_ceil(points.max(1)).max(1);
+        // (index into `flushes`, whether this cut is the middle-iclog exposure)
+        let mut plan: Vec<(usize, bool)> =
+            (0..flushes.len() - 1).step_by(step).take(points).map(|c| (c, false)).collect();
+        let hole = (0..flushes.len() - 1).find(|&c| {
+            let pending = self.writes_between(flushes[c], flushes[c + 1]);
+            pending.iter().filter(|&&i| self.is_log(i)).count() > LATER_SURVIVORS + 1
+        });
+        if let Some(c) = hole {
+            plan.push((c, true));
+        }
+        plan.sort();
+        let work = self.dir.join("crash-base.img");
+        let base = OpenOptions::new().create(true).truncate(true).write(true).read(true).open(&work);
+        let base = base.map_err(|e| format!("{}: {e}", work.display()))?;
+        base.set_len(self.size).map_err(|e| e.to_string())?;
+        let mut applied = 0usize;
+        let mut pick = Pick(seed);
+        let mut out = Vec::new();
+        for (c, exposure) in plan {
+            let (f, next) = (flushes[c], flushes[c + 1]);
+            // Bring the base image up to this flush: everything completed before it.
+            while applied <= f {
+                if let Io::Write { offset, data } = &self.stream.ios[applied] {
+                    base.write_all_at(data, *offset).map_err(|e| e.to_string())?;
+                }
+                applied += 1;
+            }
+            let pending = self.writes_between(f, next);
+            let writes = (0..=f).filter(|&i| matches!(self.stream.ios[i], Io::Write { .. })).count();
+            if exposure {
+                let logs: Vec<usize> = pending.iter().copied().filter(|&i| self.is_log(i)).collect();
+                let lost = logs[logs.len() - 1 - LATER_SURVIVORS];
+                let keep: Vec<usize> = pending.iter().copied().filter(|&i| i != lost).collect();
+                out.push(self.judge("middle-iclog-lost", &work, f, writes, &pending, &keep)?);
+                out.push(self.judge("middle-iclog-kept", &work, f, writes, &pending, &pending)?);
+                continue;
+            }
+            out.push(self.judge("prefix", &work, f, writes, &pending, &[])?);
+            for _ in 0..subsets {
+                let keep: Vec<usize> = pending.iter().copied().filter(|_| pick.next().is_multiple_of(2)).collect();
+                out.push(self.judge("subset", &work, f, writes, &pending, &keep)?);
+            }
+        }
+        let _ = fs::remove_file(&work);
+        Ok(out)
+    }
+
+    /// Copies the base, adds `keep` of the pending writes, mounts it (the kernel's recovery),
+    /// checks the fsynced files, unmounts and runs `xfs_repair -n`.
+    fn judge(
+        &self,
+        kind: &'static str,
+        base: &Path,
+        flush: usize,
+        writes: usize,
+        pending: &[usize],
+        keep: &[usize],
+    ) -> Result<Verdict, String> {
+        let img = self.dir.join("crash-state.img");
+        let st = Command::new("cp").args(["--sparse=always"]).arg(base).arg(&img).status();
+        if !st.is_ok_and(|s| s.success()) {
+            return Err(format!("cp {} {}: failed", base.display(), img.display()));
+        }
+        {
+            let f = OpenOptions::new().write(true).open(&img).map_err(|e| format!("{}: {e}", img.display()))?;
+            for &i in keep {
+                if let Io::Write { offset, data } = &self.stream.ios[i] {
+                    f.write_all_at(data, *offset).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        let (model_recovery, xfs_logprint) = (model_recover(&img), logprint(&img));
+        // A copy before the kernel's recovery writes to it, kept only if the verdicts differ.
+        let pristine = self.keep.as_ref().map(|_| self.dir.join("crash-pristine.img"));
+        if let Some(p) = &pristine {
+            let _ = Command::new("cp").args(["--sparse=always"]).arg(&img).arg(p).status();
+        }
+        let dev = super::rig::losetup(&img)?;
+        let _detach = Detach(dev.clone());
+        let mnt = self.dir.join("crash-mnt");
+        fs::create_dir_all(&mnt).map_err(|e| e.to_string())?;
+        let mark = kmsg_mark();
+        let mounted = Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&dev).arg(&mnt).output();
+        let mut v = Verdict {
+            kind,
+            flush_index: flush,
+            writes: writes + keep.len(),
+            unflushed: pending.len(),
+            unflushed_kept: keep.len(),
+            mount: String::new(),
+            xfs_repair_n: String::new(),
+            fsynced_checked: 0,
+            fsynced_lost: Vec::new(),
+            kernel_log: Vec::new(),
+            model_recovery,
+            xfs_logprint,
+            model_agrees_with_kernel: false,
+            kept_image: None,
+        };
+        match mounted {
+            Ok(o) if o.status.success() => {
+                v.mount = "recovered".into();
+                // Every fsync that returned before the flush the state is cut at (it saw at
+                // most `flush + 1` requests) must have its file, and its bytes. A file's
+                // largest promise covers its smaller ones: one check per file.
+                let mut promised: std::collections::BTreeMap<&str, u64> = Default::default();
+                for d in self.durable.iter().filter(|d| d.after <= flush as u64 + 1) {
+                    v.fsynced_checked += 1;
+                    let m = promised.entry(d.path.as_str()).or_default();
+                    *m = (*m).max(d.min_size);
+                }
+                for (path, min_size) in promised {
+                    if !holds(&mnt.join(path), min_size) {
+                        v.fsynced_lost.push(format!("{path} ({min_size} bytes)"));
+                    }
+                }
+                let _ = Command::new("umount").arg(&mnt).status();
+            }
+            Ok(o) => {
+                v.mount = format!("failed: {}", String::from_utf8_lossy(&o.stderr).lines().next().unwrap_or("").trim())
+            }
+            Err(e) => v.mount = format!("failed: {e}"),
+        }
+        v.kernel_log = kmsg_since(mark);
+        let model_ok = v.model_recovery.get("head_blk").is_some();
+        v.model_agrees_with_kernel = model_ok == (v.mount == "recovered");
+        if let (Some(keep), Some(p)) = (&self.keep, &pristine) {
+            if !v.model_agrees_with_kernel {
+                let _ = fs::create_dir_all(keep);
+                let name = keep.join(format!("{kind}-flush{flush}-kept{}.img", v.unflushed_kept));
+                let _ = fs::rename(p, &name);
+                v.kept_image = Some(name.display().to_string());
+            }
+        }
+        v.xfs_repair_n = match Command::new("xfs_repair").arg("-n").arg(&dev).output() {
+            Ok(o) if o.status.success() => "clean".into(),
+            Ok(o) => format!("found problems (exit {})", o.status.code().unwrap_or(-1)),
+            Err(e) => format!("not run: {e}"),
+        };
+        Ok(v)
+    }
+}
+
+/// The model's recovery over an image: its report, or `{"damaged": why}`.
+fn model_recover(img: &Path) -> serde_json::Value {
+    let Ok(exe) = std::env::current_exe() else { return serde_json::json!({ "error": "loglab itself not found" }) };
+    match Command::new(exe).args(["recover", "--json", "--image"]).arg(img).output() {
+        Ok(o) if o.status.success() => {
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+            let keep = ["state", "tail_blk", "head_blk", "records", "transactions_committed", "torn_head_trimmed"];
+            serde_json::Value::Object(keep.iter().filter_map(|k| Some((k.to_string(), v.get(*k)?.clone()))).collect())
+        }
+        Ok(o) => serde_json::json!({ "damaged": String::from_utf8_lossy(&o.stderr).trim() }),
+        Err(e) => serde_json::json!({ "error": e.to_string() }),
+    }
+}
+
+/// `xfs_logprint -t`'s summary of an image: tail, head and records.
+fn logprint(img: &Path) -> serde_json::Value {
+    let out = Command::new("xfs_logprint").arg("-t").arg(img).output();
+    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).to_string()).unwrap_or_default();
+    let summary = text.lines().find(|l| l.contains("log tail:")).unwrap_or("");
+    let w: Vec<&str> = summary.split_whitespace().collect();
+    let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());
+    let records = text.lines().filter(|l| l.trim_start().starts_with("LOG REC AT LSN")).count();
+    serde_json::json!({ "tail_blk": num(2), "head_blk": num(4), "records": records })
+}
+
+/// Detaches a crash state's loop device however `judge` ends.
+struct Detach(String);
+impl Drop for Detach {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+fn holds(path: &Path, min_size: u64) -> bool {
+    let Ok(f) = File::open(path) else { return false };
+    if min_size == 0 {
+        return true;
+    }
+    let mut buf = vec![0u8; min_size as usize];
+    f.read_exact_at(&mut buf, 0).is_ok() && buf.iter().all(|&b| b == PATTERN)
+}
+
+/// Kernel log lines so far (their count), to read what a mount says.
+fn kmsg_mark() -> usize {
+    dmesg().len()
+}
+
+fn kmsg_since(mark: usize) -> Vec<String> {
+    dmesg().into_iter().skip(mark).filter(|l| l.contains("XFS")).take(20).collect()
+}
+
+fn dmesg() -> Vec<String> {
+    let out = Command::new("dmesg").output().map(|o| o.stdout).unwrap_or_default();
+    String::from_utf8_lossy(&out).lines().map(|l| l.to_string()).collect()
+}
