@@ -63,6 +63,23 @@ test("a crash example link from loglab crash --json opens on that state and name
   assert.deepEqual(errors, []);
 });
 
+test('a recovery failure says what the real kernel did with the same kind of crash state', async () => {
+  const { page, errors } = browser;
+  // A subset crash of fsmark-create that keeps some of a checkpoint's unflushed iclogs
+  // (found by `loglab crash --preset fsmark-create --crash-points 5 --json`).
+  const url = `${ORIGIN}?preset=fsmark-create&crash_event=99357&crash_state=3&crash_budget=64`;
+  const cli = crashJson(['--url', url]);
+  assert.deepEqual(cli.violations, { recovery_succeeds: 1 }, 'the example still breaks recovery_succeeds: update the link');
+  await page.goto(url.replace(ORIGIN, server.url));
+  await page.waitForSelector('[data-testid="crash-verdict"]', { timeout: 30000 });
+  const note = page.locator('[data-invariant="recovery_succeeds"] [data-testid="on-real-kernel"]');
+  assert.match(await note.textContent(), /Linux 6\.18.*real mount fails/);
+  // A finding only the model has made is labelled as the model's.
+  assert.equal(await page.locator('[data-invariant="tail"] [data-testid="on-real-kernel"]').count(), 0, 'shown only where broken');
+  await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash-real-kernel.png') });
+  assert.deepEqual(errors, []);
+});
+
 test('the crash heat map explores the run so far in Web Workers with the counts of loglab crash --until', async () => {
   const { page, errors } = browser;
   await page.goto(server.url + '?preset=small-crash&at=20ms');

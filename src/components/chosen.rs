@@ -154,7 +154,9 @@ fn chosen_verdict(how: &str, c: &ChosenState) -> Html {
             if !c.causes.is_empty() { <p class="muted" data-testid="crash-causes">{ c.causes.clone() }</p> }
             <ul class="invariants">
                 { for c.violated.iter().map(|&inv: &Invariant| html! {
-                    <li class="fail" data-invariant={inv.as_str()}><span class="mark">{ "✗ violated" }</span><code>{ inv.as_str() }</code>{ format!(" — {}", inv.explain()) }</li>
+                    <li class="fail" data-invariant={inv.as_str()}><span class="mark">{ "✗ violated" }</span><code>{ inv.as_str() }</code>{ format!(" — {}", inv.explain()) }
+                        if let Some(k) = inv.on_real_kernel() { <div class="detail" data-testid="on-real-kernel">{ k }</div> }
+                    </li>
                 }) }
             </ul>
         </div>

@@ -296,6 +296,9 @@ fn verdict(c: &Crash, base: &str) -> Html {
                                     <>
                                         { format!(" in {n} state{}: {}", if *n == 1 { "" } else { "s" }, inv.explain()) }
                                         if !detail.is_empty() { <div class="detail">{ detail.clone() }</div> }
+                                        if let Some(k) = inv.on_real_kernel() {
+                                            <div class="detail" data-testid="on-real-kernel">{ k }</div>
+                                        }
                                         if let Some((event, state)) = ex {
                                             <a href={replay(*event, *state)} data-testid="crash-replay">{ format!("open state {state} of event {event}") }</a>
                                         }

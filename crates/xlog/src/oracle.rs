@@ -57,6 +57,22 @@ impl Invariant {
         }
     }
 
+    /// What the real kernel said where the model reports this invariant broken, or that it
+    /// has not been asked yet: the lab never shows a model-only finding as the kernel's.
+    pub fn on_real_kernel(self) -> Option<&'static str> {
+        match self {
+            Invariant::RecoverySucceeds => Some(
+                "Seen on Linux 6.18 too (loglab kernel crash): when a crash keeps only some of the iclogs written \
+                 since the last flush, the real mount fails (\"failed to locate log tail\", error -117), and the \
+                 model's recovery fails on the same states.",
+            ),
+            Invariant::Prefix | Invariant::Tail | Invariant::NoLiveOverwrite => {
+                Some("The model's finding: not yet reproduced on a real kernel, so read it as the model's claim.")
+            }
+            _ => None,
+        }
+    }
+
     /// What the invariant promises, in one sentence.
     pub fn explain(self) -> &'static str {
         match self {
