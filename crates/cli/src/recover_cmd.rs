@@ -92,6 +92,10 @@ fn run(a: &RecoverArgs) -> Result<(), Stop> {
             "transactions_committed": region.committed,
             "not_replayed": region.not_replayed,
             "buffers_replayed": r.replayed.len(),
+            // Where replay leaves each item's last logged version (data-device sector).
+            "replayed_blocks": r.writes.iter().map(|(&sector, &(item, version, lsn))| json!({
+                "sector": sector, "item": item, "version": version, "lsn": lsn.to_string(),
+            })).collect::<Vec<_>>(),
             "regions_skipped_by_lsn": r.regions_skipped_by_lsn,
             "cancel_records": r.cancel_records,
             "buffers_cancelled": r.buffers_cancelled,
