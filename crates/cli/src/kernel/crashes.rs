@@ -16,6 +16,36 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// A log write's first record header: its LSN, the tail LSN it carries, and its length in blocks.
+#[derive(Clone, Copy, Debug)]
+struct RecHead {
+    cycle: u32,
+    block: u32,
+    tail_cycle: u32,
+    tail_block: u32,
+    blocks: u32,
+}
+
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn rec_head(data: &[u8]) -> Option<RecHead> {
+    if data.len() < 512 || be32(data, 0) != 0xFEED_BABE {
+        return None;
+    }
+    let h_len = be32(data, 12);
+    let (lsn_c, lsn_b, tail_c, tail_b) = (be32(data, 16), be32(data, 20), be32(data, 24), be32(data, 28));
+    Some(RecHead {
+        cycle: lsn_c,
+        block: lsn_b,
+        tail_cycle: tail_c,
+        tail_block: tail_b,
+        blocks: (data.len() / 512) as u32,
+    })
+    .filter(|_| h_len > 0)
+}
+
 /// Log writes that must survive behind the lost one: recovery's torn-head search looks back
 /// only `XLOG_MAX_ICLOGS` iclogs from the head, so a hole further back is not trimmed.
 const LATER_SURVIVORS: usize = 9;
@@ -89,6 +119,65 @@ impl Crashes<'_> {
         matches!(&self.stream.ios[i], Io::Write { offset, .. } if *offset >= self.log.0 && *offset < self.log.0 + self.log.1)
     }
 
+    /// The first exposure the model reports under upstream's flush placement: a log write
+    /// completed after flush `f` (so only a volatile cache holds it) that lands on blocks the
+    /// durable log still needs at `f` (between the tail and the head of the newest record that
+    /// flush made stable). Returns (index into `flushes`, the write's stream index).
+    fn overwrite_exposure(&self, flushes: &[usize]) -> Option<(usize, usize)> {
+        let log_bb = (self.log.1 / 512) as u32;
+        // The cycle each durable log block carries (a header block: its h_cycle).
+        let mut cycles = vec![0u32; log_bb as usize];
+        let block_cycle = |blk: &[u8]| if be32(blk, 0) == 0xFEED_BABE { be32(blk, 4) } else { be32(blk, 0) };
+        let mut newest: Option<RecHead> = None;
+        let mut next = 0usize;
+        for (c, &f) in flushes.iter().enumerate() {
+            // Everything completed before flush `f` is durable.
+            while next <= f {
+                if let (Io::Write { offset, data }, true) = (&self.stream.ios[next], self.is_log(next)) {
+                    let first = ((offset - self.log.0) / 512) as usize;
+                    for (k, blk) in data.chunks_exact(512).enumerate() {
+                        cycles[(first + k) % log_bb as usize] = block_cycle(blk);
+                    }
+                    if let Some(h) = rec_head(data) {
+                        if newest.is_none_or(|n| (h.cycle, h.block) > (n.cycle, n.block)) {
+                            newest = Some(h);
+                        }
+                    }
+                }
+                next += 1;
+            }
+            let (Some(n), Some(&to)) = (newest, flushes.get(c + 1)) else { continue };
+            let (tail, head) = ((n.tail_cycle, n.tail_block), (n.cycle, (n.block + n.blocks) % log_bb));
+            // The cycle a block of the live log (tail to head, possibly across the wrap) holds.
+            let live_cycle = |b: u32| -> Option<u32> {
+                if tail.0 == head.0 {
+                    (b >= tail.1 && b < head.1).then_some(head.0)
+                } else if b >= tail.1 {
+                    Some(tail.0)
+                } else {
+                    (b < head.1).then_some(head.0)
+                }
+            };
+            for i in self.writes_between(f, to) {
+                let Io::Write { offset, data } = &self.stream.ios[i] else { continue };
+                if !self.is_log(i) {
+                    continue;
+                }
+                let first = ((offset - self.log.0) / 512) as u32;
+                // Overwriting live data: the block holds the live log's cycle, and this write a
+                // later one (filling a block the live log has not reached is not that).
+                let hits = data.chunks_exact(512).enumerate().any(|(k, blk)| {
+                    let b = (first + k as u32) % log_bb;
+                    live_cycle(b).is_some_and(|lc| cycles[b as usize] == lc && block_cycle(blk) > lc)
+                });
+                if hits {
+                    return Some((c, i));
+                }
+            }
+        }
+        None
+    }
+
     /// The states to try: `points` prefixes spread over the flushes from `from` on, each with
     /// `subsets` random subsets, and the middle-iclog exposure where a window allows it.
     pub fn run(&self, from: usize, points: usize, subsets: usize, seed: u64) -> Result<Vec<Verdict>, String> {
@@ -97,7 +186,7 @@ impl Crashes<'_> {
             return Err(format!("the recorded run has {} flushes after it started: too few to cut at", flushes.len()));
         }
         let step = (flushes.len() - 1).div_ceil(points.max(1)).max(1);
-        // (index into `flushes`, whether this cut is the middle-iclog exposure)
+        // (index into `flushes`, whether this cut is an exposure rather than a spread cut)
         let mut plan: Vec<(usize, bool)> =
             (0..flushes.len() - 1).step_by(step).take(points).map(|c| (c, false)).collect();
         let hole = (0..flushes.len() - 1).find(|&c| {
@@ -107,7 +196,12 @@ impl Crashes<'_> {
         if let Some(c) = hole {
             plan.push((c, true));
         }
+        let overwrite = self.overwrite_exposure(&flushes);
+        if let Some((c, _)) = overwrite {
+            plan.push((c, true));
+        }
         plan.sort();
+        plan.dedup();
         let work = self.dir.join("crash-base.img");
         let base = OpenOptions::new().create(true).truncate(true).write(true).read(true).open(&work);
         let base = base.map_err(|e| format!("{}: {e}", work.display()))?;
@@ -127,11 +221,18 @@ impl Crashes<'_> {
             let pending = self.writes_between(f, next);
             let writes = (0..=f).filter(|&i| matches!(self.stream.ios[i], Io::Write { .. })).count();
             if exposure {
-                let logs: Vec<usize> = pending.iter().copied().filter(|&i| self.is_log(i)).collect();
-                let lost = logs[logs.len() - 1 - LATER_SURVIVORS];
-                let keep: Vec<usize> = pending.iter().copied().filter(|&i| i != lost).collect();
-                out.push(self.judge("middle-iclog-lost", &work, f, writes, &pending, &keep)?);
-                out.push(self.judge("middle-iclog-kept", &work, f, writes, &pending, &pending)?);
+                if let Some((oc, w)) = overwrite.filter(|&(oc, _)| oc == c) {
+                    // Only the overwriting log write survives of the unflushed ones.
+                    let _ = oc;
+                    out.push(self.judge("log-overwrites-unflushed", &work, f, writes, &pending, &[w])?);
+                }
+                if hole == Some(c) {
+                    let logs: Vec<usize> = pending.iter().copied().filter(|&i| self.is_log(i)).collect();
+                    let lost = logs[logs.len() - 1 - LATER_SURVIVORS];
+                    let keep: Vec<usize> = pending.iter().copied().filter(|&i| i != lost).collect();
+                    out.push(self.judge("middle-iclog-lost", &work, f, writes, &pending, &keep)?);
+                    out.push(self.judge("middle-iclog-kept", &work, f, writes, &pending, &pending)?);
+                }
                 continue;
             }
             out.push(self.judge("prefix", &work, f, writes, &pending, &[])?);
