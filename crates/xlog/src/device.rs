@@ -12,7 +12,8 @@
 use crate::scenario::DeviceBug;
 use crate::units::{Ns, NS_PER_SEC};
 use serde::Serialize;
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 pub use crate::sectors::{SectorMap, SECTOR};
 
@@ -129,7 +130,9 @@ pub struct Device {
     inflight: Vec<IoReq>,
     /// Request id to its index in `inflight`: completion is a lookup, not a scan (2000 writers).
     inflight_at: BTreeMap<u64, usize>,
-    channels: Vec<Ns>,
+    /// When each of the `queue_depth` channels is next free, as (time, channel): the earliest
+    /// (lowest channel on a tie) takes the next request. A heap: 128 channels on nvme-x4.
+    channels: BinaryHeap<Reverse<(Ns, usize)>>,
     last_start_ns: Ns,
     head_sector: u64,
     next_id: u64,
@@ -150,7 +153,7 @@ impl Device {
             cache: VecDeque::new(),
             inflight: Vec::new(),
             inflight_at: BTreeMap::new(),
-            channels: vec![0; qd],
+            channels: (0..qd).map(|i| Reverse((0, i))).collect(),
             last_start_ns: 0,
             head_sector: 0,
             next_id: 1,
@@ -224,15 +227,14 @@ impl Device {
     }
 
     fn enqueue(&mut self, now: Ns, kind: IoKind, sector: u64, data: Vec<u8>, cost: Ns, tag: u64) -> (u64, Ns) {
-        let (slot, free_at) =
-            self.channels.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).expect("queue_depth >= 1");
+        let Reverse((free_at, slot)) = self.channels.pop().expect("queue_depth >= 1");
         let mut start = now.max(free_at);
         if self.profile.min_interval_ns > 0 {
             start = start.max(self.last_start_ns + self.profile.min_interval_ns);
         }
         self.last_start_ns = start;
         let done = start + cost.max(1);
-        self.channels[slot] = done;
+        self.channels.push(Reverse((done, slot)));
         let id = self.next_id;
         self.next_id += 1;
         let req = IoReq { id, kind, sector, data, submit_ns: now, done_ns: done, flush_mark: self.next_cseq, tag };
