@@ -103,6 +103,79 @@ pub struct Crashes<'a> {
     pub log: (u64, u64),
     /// Where to keep the images of states on which the model and the kernel disagree.
     pub keep: Option<PathBuf>,
+    /// Writes a device may complete before a flush the stream shows them after: by flush
+    /// stream index, the writes issued before that flush completed (from `block_rq_issue` and
+    /// `block_rq_complete`, see `reorderable`).
+    pub early: std::collections::BTreeMap<usize, Vec<usize>>,
+}
+
+/// One block request event of the recorded device, in trace order.
+struct BlockEv {
+    complete: bool,
+    flush: bool,
+    /// A write with PREFLUSH: the block layer sends its data only after the flush completes.
+    preflush: bool,
+    sector: u64,
+    nr: u64,
+}
+
+fn block_events(trace: &str) -> Vec<BlockEv> {
+    let mut out = Vec::new();
+    for l in trace.lines() {
+        let (complete, rest) = match (l.split_once(" block_rq_issue: "), l.split_once(" block_rq_complete: ")) {
+            (Some((_, r)), _) => (false, r),
+            (_, Some((_, r))) => (true, r),
+            _ => continue,
+        };
+        // "7,0 WSM 32768 () 4194866 + 64 be,0,4 [comm]" / "7,0 FF () 0 + 0 none,0,0 [0]"
+        let w: Vec<&str> = rest.split_whitespace().collect();
+        let Some(plus) = w.iter().position(|x| *x == "+") else { continue };
+        let (Some(sector), Some(nr)) =
+            (w.get(plus - 1).and_then(|x| x.parse().ok()), w.get(plus + 1).and_then(|x| x.parse().ok()))
+        else {
+            continue;
+        };
+        let rwbs = w.get(1).copied().unwrap_or("");
+        let flush = rwbs == "FF" || rwbs == "FN";
+        out.push(BlockEv { complete, flush, preflush: !flush && rwbs.starts_with('F'), sector, nr });
+    }
+    out
+}
+
+/// For each flush of the stream (from `from` on), the writes the stream shows completing
+/// after it that were issued before it completed: a multi-queue device may complete those
+/// first. The recorder serves requests in arrival order, so the stream never does.
+pub fn reorderable(stream: &Stream, from: usize, trace: &str) -> std::collections::BTreeMap<usize, Vec<usize>> {
+    let evs = block_events(trace);
+    // Trace position of each flush completion, matched in order to the stream's flushes.
+    let flush_done: Vec<usize> =
+        evs.iter().enumerate().filter(|(_, e)| e.complete && e.flush).map(|(i, _)| i).collect();
+    let stream_flushes: Vec<usize> = (from..stream.ios.len()).filter(|&i| matches!(stream.ios[i], Io::Flush)).collect();
+    // Issue position of each write, matched in order by (sector, sectors).
+    let mut issues: std::collections::BTreeMap<(u64, u64), std::collections::VecDeque<usize>> = Default::default();
+    for (i, e) in evs.iter().enumerate().filter(|(_, e)| !e.complete && !e.flush) {
+        // A PREFLUSH write still takes its place in the matching, but never moves earlier.
+        issues.entry((e.sector, e.nr)).or_default().push_back(if e.preflush { usize::MAX } else { i });
+    }
+    let mut issued_at = std::collections::BTreeMap::new();
+    for i in from..stream.ios.len() {
+        if let Io::Write { offset, data } = &stream.ios[i] {
+            if let Some(q) = issues.get_mut(&(offset / 512, data.len() as u64 / 512)) {
+                if let Some(t) = q.pop_front() {
+                    issued_at.insert(i, t);
+                }
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for (k, &fi) in stream_flushes.iter().enumerate() {
+        let Some(&done) = flush_done.get(k) else { break };
+        let early: Vec<usize> = issued_at.iter().filter(|&(&i, &t)| i > fi && t < done).map(|(&i, _)| i).collect();
+        if !early.is_empty() {
+            out.insert(fi, early);
+        }
+    }
+    out
 }
 
 impl Crashes<'_> {
@@ -158,7 +231,11 @@ impl Crashes<'_> {
                     (b < head.1).then_some(head.0)
                 }
             };
-            for i in self.writes_between(f, to) {
+            // What a crash just before flush `to` completes may hold: the writes completed
+            // since `f`, and those issued before `to` completed that the device could finish first.
+            let mut candidates = self.writes_between(f, to);
+            candidates.extend(self.early.get(&to).into_iter().flatten().copied());
+            for i in candidates {
                 let Io::Write { offset, data } = &self.stream.ios[i] else { continue };
                 if !self.is_log(i) {
                     continue;

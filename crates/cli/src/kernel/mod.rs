@@ -264,8 +264,14 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
     let r = rig::Rig::new(s, &workdir, true)?;
     load::prepare(s, &r.mnt)?;
     let counter = r.recording.as_ref().map(|x| std::sync::Arc::clone(&x.count)).ok_or("no recorder")?;
+    let mut r = r;
+    r.trace_start()?;
     let from = counter.load(std::sync::atomic::Ordering::SeqCst) as usize;
     let done = load::run(s, &r.mnt, Some(std::sync::Arc::clone(&counter)))?;
+    let (trace, _lost) = r.trace_stop()?;
+    if let Some(path) = &c.run.trace {
+        std::fs::write(path, &trace).map_err(|e| format!("--trace {}: {e}", path.display()))?;
+    }
     let log = r.log_range()?;
     let mount_opts = r.mount_opts.clone();
     let stream = r.finish_recorded()?;
@@ -286,9 +292,11 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
         mount_opts,
         log,
         keep: c.keep.clone(),
+        early: crashes::reorderable(&stream, from, &trace),
     };
     let states = crashes.run(from, c.crash_points, c.subsets, s.seed)?;
     let flushes = stream.ios.iter().filter(|io| matches!(io, recorder::Io::Flush)).count();
+    let early: usize = crashes.early.values().map(Vec::len).sum();
     let count = |f: &dyn Fn(&crashes::Verdict) -> bool| states.iter().filter(|v| f(v)).count();
     Ok(json!({
         "kernel_release": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
@@ -299,6 +307,8 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
             "writes": stream.ios.len() - flushes,
             "mb_written": stream.bytes as f64 / 1e6,
             "run_starts_at_request": from,
+            // Writes issued before a flush completed that the stream shows after it.
+            "reorderable_writes": early,
         },
         "run": { "ops": done.ops, "fsyncs": done.fsyncs, "seconds": done.seconds },
         "summary": {

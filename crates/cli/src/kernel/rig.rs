@@ -207,8 +207,10 @@ impl Rig {
             w(&format!("events/xfs/{e}/filter"), &format!("dev == {data_dev}"))?;
             w(&format!("events/xfs/{e}/enable"), "1")?;
         }
-        w("events/block/block_rq_issue/filter", &format!("dev == {log_dev}"))?;
-        w("events/block/block_rq_issue/enable", "1")?;
+        for e in ["block_rq_issue", "block_rq_complete"] {
+            w(&format!("events/block/{e}/filter"), &format!("dev == {log_dev}"))?;
+            w(&format!("events/block/{e}/enable"), "1")?;
+        }
         w("trace", "")?;
         w("tracing_on", "1")
     }
