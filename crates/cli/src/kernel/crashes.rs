@@ -473,3 +473,87 @@ fn dmesg() -> Vec<String> {
     let out = Command::new("dmesg").output().map(|o| o.stdout).unwrap_or_default();
     String::from_utf8_lossy(&out).lines().map(|l| l.to_string()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG_AT: u64 = 1 << 20;
+
+    /// A log write of `blocks` blocks at `block`: a record header (LSN cycle:block, tail) then
+    /// blocks stamped with the cycle, as iclog writes are.
+    fn record(cycle: u32, block: u32, tail: (u32, u32), blocks: u32) -> Io {
+        let mut d = vec![0u8; blocks as usize * 512];
+        for (k, blk) in d.chunks_exact_mut(512).enumerate() {
+            blk[0..4].copy_from_slice(&cycle.to_be_bytes());
+            if k == 0 {
+                blk[0..4].copy_from_slice(&0xFEED_BABEu32.to_be_bytes());
+                blk[4..8].copy_from_slice(&cycle.to_be_bytes());
+                blk[8..12].copy_from_slice(&2u32.to_be_bytes());
+                blk[12..16].copy_from_slice(&((blocks - 1) * 512).to_be_bytes());
+                for (at, v) in [(16, cycle), (20, block), (24, tail.0), (28, tail.1)] {
+                    blk[at..at + 4].copy_from_slice(&v.to_be_bytes());
+                }
+            }
+        }
+        Io::Write { offset: LOG_AT + block as u64 * 512, data: d }
+    }
+
+    fn exposure(ios: Vec<Io>, early: BTreeMap<usize, Vec<usize>>) -> Option<(usize, usize)> {
+        let stream = Stream { ios, bytes: 0, overflow: false };
+        let c = Crashes {
+            stream: &stream,
+            durable: &[],
+            dir: PathBuf::from("/nonexistent"),
+            size: 0,
+            mount_opts: String::new(),
+            log: (LOG_AT, 64 * 512),
+            keep: None,
+            early,
+        };
+        let flushes = c.flushes();
+        c.overwrite_exposure(&flushes)
+    }
+
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn issue_order_from_a_6_18_trace_names_the_writes_a_device_may_complete_first() {
+        // As this machine's kernel printed them (loop device 7:0, 64-sector iclog writes).
+        let trace = "\
+ kworker/u8:2-4487 [000] ..... 23210.463000: block_rq_issue: 7,0 FF 0 () 0 + 0 none,0,0 [kworker/u8:2]
+ kworker/u8:2-4487 [000] ..... 23210.463010: block_rq_issue: 7,0 WSM 32768 () 2097733 + 64 be,0,4 [kworker/u8:2]
+ ksoftirqd/0-14    [000] .Ns.. 23210.463061: block_rq_complete: 7,0 FF () 18446744073709551615 + 0 none,0,0 [0]
+ kworker/0:0H-10   [000] ..... 23210.463074: block_rq_issue: 7,0 WSM 32768 () 2097221 + 64 be,0,4 [kworker/0:0H]
+ ksoftirqd/0-14    [000] ..s.. 23210.463145: block_rq_complete: 7,0 WSM () 2097221 + 64 be,0,4 [0]
+ ksoftirqd/0-14    [000] ..s.. 23210.463150: block_rq_complete: 7,0 WSM () 2097733 + 64 be,0,4 [0]
+";
+        let w = |sector: u64| Io::Write { offset: sector * 512, data: vec![0; 64 * 512] };
+        // Completion order as the recorder saw it: the flush, then both writes.
+        let stream = Stream { ios: vec![Io::Flush, w(2097221), w(2097733)], bytes: 0, overflow: false };
+        let early = reorderable(&stream, 0, trace);
+        // 2097733 was issued before the flush completed; 2097221 (the start iclog) after.
+        assert_eq!(early, BTreeMap::from([(0usize, vec![2usize])]));
+    }
+
+    #[test]
+    fn a_log_write_over_the_durable_live_log_is_found_and_filling_ahead_is_not() {
+        // Durable at the first flush: records at 10 (30 blocks) and 40 (8), tail 1:10, head 1:48.
+        let base = vec![record(1, 10, (1, 10), 30), record(1, 40, (1, 10), 8), Io::Flush];
+        // Filling ahead of the head, then wrapping to block 0 short of the tail: both harmless.
+        let mut ios = base.clone();
+        ios.extend([record(1, 48, (1, 10), 16), record(2, 0, (1, 40), 10), Io::Flush]);
+        assert_eq!(exposure(ios, BTreeMap::new()), None);
+        // Wrapping onto blocks 10..16 while the durable tail still needs them.
+        let mut ios = base.clone();
+        ios.extend([record(1, 48, (1, 10), 16), record(2, 0, (1, 40), 16), Io::Flush]);
+        assert_eq!(exposure(ios, BTreeMap::new()), Some((0, 4)));
+        // After the next flush: the same write is only a danger if a device could complete it
+        // before that flush (issued earlier), per the issue order.
+        let mut ios = base.clone();
+        ios.extend([record(1, 48, (1, 10), 16), Io::Flush, record(2, 0, (1, 40), 16), Io::Flush]);
+        assert_eq!(exposure(ios.clone(), BTreeMap::new()), None, "completed after a flush that made 48.. durable");
+        let early = BTreeMap::from([(4usize, vec![5usize])]);
+        assert!(exposure(ios, early).is_some(), "issued before the flush at 4 completed: it may land first");
+    }
+}
