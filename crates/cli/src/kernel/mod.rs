@@ -42,6 +42,10 @@ pub struct KernelCrashArgs {
     /// in DIR (as the crash left it), to reproduce with `loglab recover --image` and `mount`.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+    /// How long each cache flush takes on the recorder, in microseconds (0: at once). A slow
+    /// flush, as a disk's, lets the kernel issue later writes while it is in progress.
+    #[arg(long, default_value_t = 0, value_name = "US")]
+    pub flush_delay_us: u64,
 }
 
 #[derive(Args)]
@@ -253,6 +257,9 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
     if let Some(why) = rig::missing() {
         return Err(format!("kernel crash {why}"));
     }
+    if c.flush_delay_us > 1_000_000 {
+        return Err(format!("--flush-delay-us {}: allowed 0 to 1000000 (one second)", c.flush_delay_us));
+    }
     if c.crash_points == 0 || c.crash_points > 1000 || c.subsets > 100 {
         return Err(format!(
             "--crash-points {} / --subsets {}: allowed 1 to 1000 points and 0 to 100 subsets",
@@ -261,7 +268,7 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
     }
     rig::on_interrupt();
     let workdir = c.run.workdir.clone().unwrap_or_else(std::env::temp_dir);
-    let r = rig::Rig::new(s, &workdir, true)?;
+    let r = rig::Rig::new(s, &workdir, Some(std::time::Duration::from_micros(c.flush_delay_us)))?;
     load::prepare(s, &r.mnt)?;
     let counter = r.recording.as_ref().map(|x| std::sync::Arc::clone(&x.count)).ok_or("no recorder")?;
     let mut r = r;
@@ -331,7 +338,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     }
     rig::on_interrupt();
     let workdir = a.workdir.clone().unwrap_or_else(std::env::temp_dir);
-    let mut r = rig::Rig::new(s, &workdir, false)?;
+    let mut r = rig::Rig::new(s, &workdir, None)?;
     load::prepare(s, &r.mnt)?;
     let before = XfsStats::parse(&r.stats()?)?;
     r.trace_start()?;

@@ -49,6 +49,9 @@ struct Recorder {
     stream: Arc<Mutex<Stream>>,
     /// Requests recorded so far: a workload thread reads it when an fsync returns.
     count: Arc<AtomicU64>,
+    /// How long a cache flush takes: a slow-flushing device (a disk) lets the kernel issue
+    /// later writes while a flush is still in progress.
+    flush_delay: Duration,
 }
 
 impl Recorder {
@@ -161,6 +164,9 @@ impl Filesystem for Recorder {
     }
 
     fn fsync(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+        if !self.flush_delay.is_zero() {
+            std::thread::sleep(self.flush_delay);
+        }
         self.record(Io::Flush);
         reply.ok();
     }
@@ -181,14 +187,14 @@ pub struct Recording {
 
 impl Recording {
     /// Mounts a recorder at `mnt` over a sparse `backing` file of `size` bytes.
-    pub fn start(mnt: &Path, backing: &Path, size: u64) -> Result<Recording, String> {
+    pub fn start(mnt: &Path, backing: &Path, size: u64, flush_delay: Duration) -> Result<Recording, String> {
         let f = std::fs::OpenOptions::new().create(true).truncate(true).read(true).write(true).open(backing);
         let f = f.map_err(|e| format!("{}: {e}", backing.display()))?;
         f.set_len(size).map_err(|e| format!("{}: {e}", backing.display()))?;
         std::fs::create_dir_all(mnt).map_err(|e| format!("{}: {e}", mnt.display()))?;
         let stream = Arc::new(Mutex::new(Stream::default()));
         let count = Arc::new(AtomicU64::new(0));
-        let fs = Recorder { backing: f, size, stream: Arc::clone(&stream), count: Arc::clone(&count) };
+        let fs = Recorder { backing: f, size, stream: Arc::clone(&stream), count: Arc::clone(&count), flush_delay };
         let mut config = Config::default();
         config.mount_options = vec![MountOption::FSName("loglab-recorder".into())];
         let session =

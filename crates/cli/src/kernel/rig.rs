@@ -98,7 +98,8 @@ pub struct Rig {
 
 impl Rig {
     /// Makes the filesystem the scenario describes and mounts it (no tracing yet).
-    pub fn new(s: &Scenario, workdir: &Path, record: bool) -> Result<Rig, String> {
+    /// `record`: back the data device by the block-stream recorder, whose flushes take this long.
+    pub fn new(s: &Scenario, workdir: &Path, record: Option<std::time::Duration>) -> Result<Rig, String> {
         if s.workload == xlog::WorkloadKind::RtAlloc {
             return Err("workload: rt-alloc needs a realtime device, which a kernel run does not build".into());
         }
@@ -117,11 +118,16 @@ impl Rig {
             loops: Vec::new(),
             recording: None,
         };
-        if record {
+        if let Some(flush_delay) = record {
             if s.external_log {
                 return Err("external_log: a recorded run records the data device only; use an internal log".into());
             }
-            let r = super::recorder::Recording::start(&rig.dir.join("rec"), &rig.dir.join("backing.img"), s.fs_size.0)?;
+            let r = super::recorder::Recording::start(
+                &rig.dir.join("rec"),
+                &rig.dir.join("backing.img"),
+                s.fs_size.0,
+                flush_delay,
+            )?;
             rig.recording = Some(r);
         }
         rig.build(s)?;
