@@ -218,6 +218,10 @@ fn every_kernel_event_the_model_prints_has_the_running_kernels_fields() {
     require_kernel!();
     let root = std::path::Path::new("/sys/kernel/tracing/events");
     if !root.join("xfs").exists() {
+        // A fresh machine may not have tracefs mounted yet; as root it can be (kernel runs do).
+        let _ = std::process::Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).status();
+    }
+    if !root.join("xfs").exists() {
         eprintln!("skipped: needs tracefs mounted at /sys/kernel/tracing");
         return;
     }
