@@ -9,6 +9,7 @@
 //!   log writes behind it.
 
 use super::load::{Durable, PATTERN};
+use super::readers;
 use super::recorder::{Io, Stream};
 use serde::Serialize;
 use std::fs::{self, File, OpenOptions};
@@ -69,7 +70,7 @@ pub struct Verdict {
     /// The model's recovery over the same image before the kernel touched it (`recover
     /// --image`): head, tail and records, or the damage it reports.
     pub model_recovery: serde_json::Value,
-    /// `xfs_logprint -t` over the same bytes: tail, head and records.
+    /// `xfs_logprint -t` over the same bytes: tail, head, state and records.
     pub xfs_logprint: serde_json::Value,
     /// The model's recovery succeeds exactly when the kernel's mount does.
     pub model_agrees_with_kernel: bool,
@@ -346,7 +347,7 @@ impl Crashes<'_> {
                 }
             }
         }
-        let (model_recovery, xfs_logprint) = (model_recover(&img), logprint(&img));
+        let (model_recovery, xfs_logprint) = (readers::model_recover(&img), readers::logprint(&img, None));
         // A copy before the kernel's recovery writes to it, kept only if the verdicts differ.
         let pristine = self.keep.as_ref().map(|_| self.dir.join("crash-pristine.img"));
         if let Some(p) = &pristine {
@@ -409,38 +410,9 @@ impl Crashes<'_> {
                 v.kept_image = Some(name.display().to_string());
             }
         }
-        v.xfs_repair_n = match Command::new("xfs_repair").arg("-n").arg(&dev).output() {
-            Ok(o) if o.status.success() => "clean".into(),
-            Ok(o) => format!("found problems (exit {})", o.status.code().unwrap_or(-1)),
-            Err(e) => format!("not run: {e}"),
-        };
+        v.xfs_repair_n = readers::repair_n(&dev, None);
         Ok(v)
     }
-}
-
-/// The model's recovery over an image: its report, or `{"damaged": why}`.
-fn model_recover(img: &Path) -> serde_json::Value {
-    let Ok(exe) = std::env::current_exe() else { return serde_json::json!({ "error": "loglab itself not found" }) };
-    match Command::new(exe).args(["recover", "--json", "--image"]).arg(img).output() {
-        Ok(o) if o.status.success() => {
-            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-            let keep = ["state", "tail_blk", "head_blk", "records", "transactions_committed", "torn_head_trimmed"];
-            serde_json::Value::Object(keep.iter().filter_map(|k| Some((k.to_string(), v.get(*k)?.clone()))).collect())
-        }
-        Ok(o) => serde_json::json!({ "damaged": String::from_utf8_lossy(&o.stderr).trim() }),
-        Err(e) => serde_json::json!({ "error": e.to_string() }),
-    }
-}
-
-/// `xfs_logprint -t`'s summary of an image: tail, head and records.
-fn logprint(img: &Path) -> serde_json::Value {
-    let out = Command::new("xfs_logprint").arg("-t").arg(img).output();
-    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).to_string()).unwrap_or_default();
-    let summary = text.lines().find(|l| l.contains("log tail:")).unwrap_or("");
-    let w: Vec<&str> = summary.split_whitespace().collect();
-    let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());
-    let records = text.lines().filter(|l| l.trim_start().starts_with("LOG REC AT LSN")).count();
-    serde_json::json!({ "tail_blk": num(2), "head_blk": num(4), "records": records })
 }
 
 /// Detaches a crash state's loop device however `judge` ends.

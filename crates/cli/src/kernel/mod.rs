@@ -5,6 +5,7 @@
 mod crashes;
 mod flags;
 mod load;
+mod readers;
 mod recorder;
 mod rig;
 mod stats;
@@ -268,10 +269,9 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
     }
     rig::on_interrupt();
     let workdir = c.run.workdir.clone().unwrap_or_else(std::env::temp_dir);
-    let r = rig::Rig::new(s, &workdir, Some(std::time::Duration::from_micros(c.flush_delay_us)))?;
+    let mut r = rig::Rig::new(s, &workdir, Some(std::time::Duration::from_micros(c.flush_delay_us)))?;
     load::prepare(s, &r.mnt)?;
     let counter = r.recording.as_ref().map(|x| std::sync::Arc::clone(&x.count)).ok_or("no recorder")?;
-    let mut r = r;
     r.trace_start()?;
     let from = counter.load(std::sync::atomic::Ordering::SeqCst) as usize;
     let done = load::run(s, &r.mnt, Some(std::sync::Arc::clone(&counter)))?;

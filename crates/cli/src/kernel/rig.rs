@@ -2,6 +2,7 @@
 //! sparse files, mounted, with a private tracefs instance recording its log. Everything it
 //! makes is undone by `Drop`: on success, on error and after Ctrl-C.
 
+use super::readers;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -263,36 +264,14 @@ impl Rig {
         run(Command::new("umount").arg(&self.mnt))?;
         self.mounted = false;
         let img = self.dir.join("data.img");
+        let logdev = self.log_loop.as_ref().map(|l| format!("/dev/{l}"));
         let model: Value = if self.log_loop.is_some() {
             json!({ "skipped": "an external log: recover --image reads internal logs" })
         } else {
-            let exe = std::env::current_exe().map_err(|e| format!("loglab itself: {e}"))?;
-            let out = Command::new(exe).args(["recover", "--json", "--image"]).arg(&img).output();
-            let out = out.map_err(|e| format!("loglab recover: {e}"))?;
-            match serde_json::from_slice(&out.stdout) {
-                Ok(v) => v,
-                Err(_) => json!({ "error": String::from_utf8_lossy(&out.stderr).trim() }),
-            }
+            readers::model_recover(&img)
         };
-        // xfs_logprint's summary: "    log tail: 2 head: 258 state: <DIRTY>".
-        let mut lp = Command::new("xfs_logprint");
-        lp.arg("-t");
-        if let Some(l) = &self.log_loop {
-            lp.args(["-l", &format!("/dev/{l}")]);
-        }
-        let text = run(lp.arg(&img)).unwrap_or_default();
-        let summary = text.lines().find(|l| l.contains("log tail:")).unwrap_or("");
-        let w: Vec<&str> = summary.split_whitespace().collect();
-        let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());
-        let records = text.lines().filter(|l| l.trim_start().starts_with("LOG REC AT LSN")).count();
-        let logprint = json!({
-            "tail_blk": num(2),
-            "head_blk": num(4),
-            "state": w.get(6).map(|s| s.trim_matches(['<', '>']).to_lowercase()),
-            "records": records,
-        });
-        let agree = model.get("head_blk").is_some()
-            && ["tail_blk", "head_blk", "records"].iter().all(|k| model[k] == logprint[k]);
+        let logprint = readers::logprint(&img, logdev.as_deref());
+        let agree = readers::agree(&model, &logprint);
         // The kernel's recovery: mount replays the log; then a check of the result.
         let data = format!("/dev/{}", self.data_loop);
         let mounted = run(Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&data).arg(&self.mnt));
@@ -305,16 +284,7 @@ impl Rig {
             }
             Err(e) => format!("failed: {e}"),
         };
-        let mut repair = Command::new("xfs_repair");
-        repair.arg("-n");
-        if let Some(l) = &self.log_loop {
-            repair.args(["-l", &format!("/dev/{l}")]);
-        }
-        let repair = match repair.arg(&data).output() {
-            Ok(o) if o.status.success() => "clean".to_string(),
-            Ok(o) => format!("found problems (exit {})", o.status.code().unwrap_or(-1)),
-            Err(e) => format!("not run: {e}"),
-        };
+        let repair = readers::repair_n(&data, logdev.as_deref());
         Ok(json!({
             "model": model,
             "xfs_logprint": logprint,
