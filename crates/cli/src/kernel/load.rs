@@ -79,11 +79,11 @@ pub fn prepare(s: &Scenario, mnt: &Path) -> Result<(), String> {
         }
     }
     // Everything prepared reaches the log before the measured run starts.
-    nix_sync();
+    sync_everything();
     Ok(())
 }
 
-fn nix_sync() {
+fn sync_everything() {
     // SAFETY: sync(2) has no preconditions.
     unsafe { libc::sync() };
 }
