@@ -90,6 +90,16 @@ fn run(a: &RecoverArgs) -> Result<(), Stop> {
             "transactions_replayed": r.transactions_replayed,
             "transactions_uncommitted": r.transactions_uncommitted,
             "transactions_committed": region.committed,
+            // What the kernel's pass 2 would hand to each item's recovery, transaction by
+            // transaction (its `xfs_log_recover_item_recover` events, grouped).
+            "transactions": region.transactions.iter().map(|t| json!({
+                "tid": format!("{:#x}", t.tid),
+                "lsn": t.lsn.to_string(),
+                "items": match &t.items {
+                    Ok(m) => json!(m.iter().map(|(&ty, &n)| (xlog::log_item_name(ty), json!(n))).collect::<serde_json::Map<_, _>>()),
+                    Err(e) => json!({ "unreadable": e }),
+                },
+            })).collect::<Vec<_>>(),
             "not_replayed": region.not_replayed,
             "buffers_replayed": r.replayed.len(),
             // Where replay leaves each item's last logged version (data-device sector).

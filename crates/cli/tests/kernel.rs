@@ -276,7 +276,20 @@ fn the_model_recovers_a_crashed_kernel_log_as_xfs_logprint_reads_it() {
     assert!(r["model"]["records"].as_u64().unwrap() > 10, "{r}");
     assert_eq!(r["kernel_mount"], "recovered", "{r}");
     assert_eq!(r["xfs_repair_n"], "clean", "{r}");
+    // The kernel's recovery tracepoints: the model would replay the transactions it replayed.
+    assert_replays_as_kernel(r["model_recovery_matches_kernel"].clone(), r);
+    assert!(r["kernel_recovery"]["transactions"].as_u64().unwrap() >= 1, "{r}");
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+}
+
+/// The model's recovery found the kernel's head, tail and records (from the kernel's
+/// `xfs_log_recover*` tracepoints) and the same committed transactions, in the same order,
+/// with the same items by type.
+fn assert_replays_as_kernel(m: Value, ctx: &Value) {
+    for k in ["head_blk", "tail_blk", "records", "transactions"] {
+        assert_eq!(m[k], true, "{k}: {m}\n{ctx}");
+    }
+    assert_eq!(m["transactions_model"], m["transactions_kernel"], "{m}");
 }
 
 fn crash(args: &[&str]) -> Value {
@@ -301,7 +314,11 @@ fn recorded_fsyncs_survive_every_real_crash_state_and_the_model_recovers_each_as
         for k in ["head_blk", "tail_blk", "records"] {
             assert_eq!(st["model_recovery"][k], st["xfs_logprint"][k], "{k}: {st}");
         }
+        if st["kernel_recovery"]["head_blk"].is_u64() {
+            assert_replays_as_kernel(st["model_recovery_matches_kernel"].clone(), st);
+        }
     }
+    assert!(sum["model_replays_what_kernel_replayed"].as_u64().unwrap() >= 1, "{sum}");
     assert!(v["states"].as_array().unwrap().iter().any(|s| s["fsynced_checked"].as_u64().unwrap() > 100));
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
 }
@@ -333,6 +350,10 @@ fn a_lost_unflushed_log_write_fails_the_real_mount_exactly_where_the_model_says(
         assert_eq!(st["model_agrees_with_kernel"], true, "{st}");
         if st["kind"] == "prefix" {
             assert_eq!(st["mount"], "recovered", "a flush-consistent state always mounts: {st}");
+        }
+        // Checkpoints of hundreds of inode, buffer and icreate items: the same ones, replayed.
+        if st["mount"] == "recovered" && st["kernel_recovery"]["head_blk"].is_u64() {
+            assert_replays_as_kernel(st["model_recovery_matches_kernel"].clone(), st);
         }
     }
     // Holes among the unflushed iclogs: the 6.18 kernel cannot mount those states.

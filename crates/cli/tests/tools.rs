@@ -91,6 +91,13 @@ fn recover_image_agrees_with_xfs_logprint_and_reports_damage() {
     assert_eq!(r["transactions_replayed"].as_u64().unwrap(), count("TRANS: tid"));
     assert_eq!(r["buffers_replayed"].as_u64().unwrap(), count("BUF: cnt"));
     assert!(r["transactions_replayed"].as_u64().unwrap() > 0);
+    // Each transaction as the kernel's pass 2 sees it: its items by type add up to
+    // xfs_logprint's buffer items.
+    let ts = r["transactions"].as_array().unwrap();
+    assert_eq!(ts.len() as u64, count("TRANS: tid"), "{r}");
+    let bufs: u64 = ts.iter().map(|t| t["items"]["XFS_LI_BUF"].as_u64().unwrap_or(0)).sum();
+    let inodes: u64 = ts.iter().map(|t| t["items"]["XFS_LI_INODE"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(bufs + inodes, count("BUF: cnt") + count("INODE: cnt"), "{r}");
     // Damage: flip a byte inside the tail record (not the head): a CRC failure recovery cannot
     // trim away. Exit 1 and one line, no panic.
     let daddr = r["log_daddr"].as_u64().unwrap();

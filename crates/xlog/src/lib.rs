@@ -42,7 +42,10 @@ pub use metrics::{Metrics, REPORT_GROUPS};
 pub use oracle::{Invariant, ALL_INVARIANTS};
 pub use presets::{bench_scenario, find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;
-pub use recovery::{recover, recover_log_region, Fate, Image, Layer, RecoveryReport, RegionRecovery, Survivors};
+pub use recovery::{
+    log_item_name, recover, recover_log_region, CommittedTrans, Fate, Image, Layer, RecoveryReport, RegionRecovery,
+    Survivors,
+};
 pub use scenario::{
     CommitOrdering, CrashModel, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, RsumCache, Scenario,
     Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,

@@ -368,6 +368,7 @@ impl Probe<'_, '_> {
 
 #[derive(Default)]
 struct Trans {
+    tid: u32,
     r_lsn: Lsn,
     regions: Vec<Vec<u8>>,
 }
@@ -429,6 +430,81 @@ pub struct RegionRecovery {
     /// Committed transactions found from tail to head.
     pub committed: u32,
     pub not_replayed: Option<String>,
+    /// Each committed transaction as the kernel's pass 2 sees it (`xlog_recover_commit_trans`).
+    pub transactions: Vec<CommittedTrans>,
+}
+
+/// A committed transaction found between tail and head: the ticket id of its op headers, the
+/// LSN of the record it starts in (`r_lsn`), and how many log items of each type it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommittedTrans {
+    pub tid: u32,
+    pub lsn: Lsn,
+    /// Item type (`XFS_LI_*`) -> items, or why the regions do not split into items.
+    pub items: Result<BTreeMap<u16, u32>, String>,
+}
+
+/// The kernel's name of a log item type, as its tracepoints print it.
+pub fn log_item_name(t: u16) -> String {
+    const NAMES: [&str; 26] = [
+        "XFS_LI_EFI",
+        "XFS_LI_EFD",
+        "XFS_LI_IUNLINK",
+        "",
+        "",
+        "XFS_LI_INODE",
+        "XFS_LI_BUF",
+        "XFS_LI_DQUOT",
+        "XFS_LI_QUOTAOFF",
+        "XFS_LI_ICREATE",
+        "XFS_LI_RUI",
+        "XFS_LI_RUD",
+        "XFS_LI_CUI",
+        "XFS_LI_CUD",
+        "XFS_LI_BUI",
+        "XFS_LI_BUD",
+        "XFS_LI_ATTRI",
+        "XFS_LI_ATTRD",
+        "XFS_LI_XMI",
+        "XFS_LI_XMD",
+        "XFS_LI_EFI_RT",
+        "XFS_LI_EFD_RT",
+        "XFS_LI_RUI_RT",
+        "XFS_LI_RUD_RT",
+        "XFS_LI_CUI_RT",
+        "XFS_LI_CUD_RT",
+    ];
+    match t.checked_sub(0x1236).and_then(|i| NAMES.get(i as usize)) {
+        Some(n) if !n.is_empty() => n.to_string(),
+        _ => format!("{t:#x}"),
+    }
+}
+
+/// Splits a transaction's regions into items as `xlog_recover_add_to_trans` does: the first
+/// region is the transaction header; each item's first region is a format structure whose
+/// type and size (regions, itself included) lead it in the CPU's byte order (little-endian
+/// here, as on the x86 kernel whose logs it reads).
+fn item_types(t: &Trans) -> Result<BTreeMap<u16, u32>, String> {
+    let mut regions = t.regions.iter();
+    let th = regions.next().ok_or("transaction without a header")?;
+    if th.len() < 4 || format::le32(th, 0) != XFS_TRANS_HEADER_MAGIC {
+        return Err("transaction header magic is wrong".into());
+    }
+    let mut types = BTreeMap::new();
+    while let Some(f) = regions.next() {
+        if f.len() < 4 {
+            return Err(format!("log item format of {} bytes", f.len()));
+        }
+        let (ty, size) = (format::le16(f, 0), format::le16(f, 2));
+        if size == 0 {
+            return Err(format!("log item {} with no regions", log_item_name(ty)));
+        }
+        for _ in 1..size {
+            regions.next().ok_or_else(|| format!("log item {} is missing regions", log_item_name(ty)))?;
+        }
+        *types.entry(ty).or_insert(0) += 1;
+    }
+    Ok(types)
 }
 
 /// Recovery over a bare log region, as `xfs_logprint` reads one: `log` holds the log's blocks
@@ -452,20 +528,24 @@ pub fn recover_log_region(log: &[u8]) -> Result<RegionRecovery, String> {
     let none = SectorMap::new();
     let img = Image { devs: vec![Layer::new(&map), Layer::new(&none)], data_dev: 1, log_start: 0, log_bb };
     let (mut rep, committed, mut meta) = match pass1(&img)? {
-        Walk::Done(report) => return Ok(RegionRecovery { report, committed: 0, not_replayed: None }),
+        Walk::Done(report) => {
+            return Ok(RegionRecovery { report, committed: 0, not_replayed: None, transactions: Vec::new() })
+        }
         Walk::Replay { rep, committed, meta } => (rep, committed, meta),
     };
     let n = committed.len() as u32;
+    let transactions =
+        committed.iter().map(|t| CommittedTrans { tid: t.tid, lsn: t.r_lsn, items: item_types(t) }).collect();
     let replayed =
         count_cancels(&committed).and_then(|mut c| replay_committed(&committed, &mut c, &mut meta, &mut rep));
     match replayed {
-        Ok(()) => Ok(RegionRecovery { report: rep, committed: n, not_replayed: None }),
+        Ok(()) => Ok(RegionRecovery { report: rep, committed: n, not_replayed: None, transactions }),
         Err(e) => {
             // The log itself is sound (pass 1 walked it); its items are not the model's.
             rep.transactions_replayed = 0;
             rep.replayed.clear();
             rep.writes.clear();
-            Ok(RegionRecovery { report: rep, committed: n, not_replayed: Some(e) })
+            Ok(RegionRecovery { report: rep, committed: n, not_replayed: Some(e), transactions })
         }
     }
 }
@@ -671,7 +751,7 @@ fn rebuild_transactions(records: &[Rec]) -> Result<(Vec<Trans>, u32), String> {
             }
             let Some(t) = open.get_mut(&oh.tid) else {
                 if oh.flags & XLOG_START_TRANS != 0 {
-                    open.insert(oh.tid, Trans { r_lsn: r.lsn, regions: Vec::new() });
+                    open.insert(oh.tid, Trans { tid: oh.tid, r_lsn: r.lsn, regions: Vec::new() });
                 }
                 continue;
             };

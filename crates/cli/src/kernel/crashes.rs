@@ -72,6 +72,12 @@ pub struct Verdict {
     pub model_recovery: serde_json::Value,
     /// `xfs_logprint -t` over the same bytes: tail, head, state and records.
     pub xfs_logprint: serde_json::Value,
+    /// The kernel's recovery, from its tracepoints: head, tail, records walked and
+    /// transactions replayed (`{}` if it did not run).
+    pub kernel_recovery: serde_json::Value,
+    /// Named checks of the model's recovery against the kernel's: head, tail, records, and the
+    /// transactions replayed, in order, with their items by type (null if either did not recover).
+    pub model_recovery_matches_kernel: Option<serde_json::Value>,
     /// The model's recovery succeeds exactly when the kernel's mount does.
     pub model_agrees_with_kernel: bool,
     /// With `--keep DIR`: the image of a state on which they disagree, as the crash left it.
@@ -79,6 +85,14 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The model's recovery found what the kernel's did and would replay the same
+    /// transactions with the same items.
+    pub fn replay_matches(&self) -> bool {
+        self.model_recovery_matches_kernel
+            .as_ref()
+            .is_some_and(|m| ["head_blk", "tail_blk", "records", "transactions"].iter().all(|k| m[*k] == true))
+    }
+
     pub fn ok(&self) -> bool {
         self.mount == "recovered" && self.xfs_repair_n == "clean" && self.fsynced_lost.is_empty()
     }
@@ -358,7 +372,13 @@ impl Crashes<'_> {
         let mnt = self.dir.join("crash-mnt");
         fs::create_dir_all(&mnt).map_err(|e| e.to_string())?;
         let mark = kmsg_mark();
+        let traced = super::replay::RecoveryTrace::start(dev.trim_start_matches("/dev/"))?;
         let mounted = Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&dev).arg(&mnt).output();
+        let mut kernel_recovery = traced.finish()?;
+        let mut model_recovery = model_recovery;
+        let model_recovery_matches_kernel = super::replay::agree(&model_recovery, &kernel_recovery);
+        readers::strip_transactions(&mut model_recovery);
+        readers::strip_transactions(&mut kernel_recovery);
         let mut v = Verdict {
             kind,
             flush_index: flush,
@@ -372,6 +392,8 @@ impl Crashes<'_> {
             kernel_log: Vec::new(),
             model_recovery,
             xfs_logprint,
+            kernel_recovery,
+            model_recovery_matches_kernel,
             model_agrees_with_kernel: false,
             kept_image: None,
         };

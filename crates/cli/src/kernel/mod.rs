@@ -7,6 +7,7 @@ mod flags;
 mod load;
 mod readers;
 mod recorder;
+mod replay;
 mod rig;
 mod stats;
 
@@ -115,9 +116,14 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
                     "recorded {} requests ({} flushes, {} MB written); {} states",
                     r["requests"], r["flushes"], r["mb_written"], v["summary"]["states"]
                 );
+                let sm = &v["summary"];
+                println!(
+                    "the model's recovery replays what the kernel's replayed in {} of the {} states both recovered",
+                    sm["model_replays_what_kernel_replayed"], sm["both_recovered"]
+                );
                 for st in v["states"].as_array().into_iter().flatten() {
                     println!(
-                        "  {:<18} flush #{:<7} kept {}/{} unflushed  mount {}  repair {}  fsynced {} checked, {} lost  model {}",
+                        "  {:<18} flush #{:<7} kept {}/{} unflushed  mount {}  repair {}  fsynced {} checked, {} lost  model {}{}",
                         st["kind"].as_str().unwrap_or(""),
                         st["flush_index"],
                         st["unflushed_kept"],
@@ -126,7 +132,12 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
                         st["xfs_repair_n"].as_str().unwrap_or(""),
                         st["fsynced_checked"],
                         st["fsynced_lost"].as_array().map_or(0, Vec::len),
-                        if st["model_agrees_with_kernel"] == true { "agrees" } else { "DIFFERS" }
+                        if st["model_agrees_with_kernel"] == true { "agrees" } else { "DIFFERS" },
+                        match st["model_recovery_matches_kernel"].get("transactions").and_then(Value::as_bool) {
+                            Some(true) => ", replays the kernel's transactions",
+                            Some(false) => ", replays OTHER transactions than the kernel",
+                            None => "",
+                        }
                     );
                 }
             }
@@ -325,6 +336,10 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
             "repair_problems": count(&|v| v.xfs_repair_n != "clean"),
             "fsync_lost": count(&|v| !v.fsynced_lost.is_empty()),
             "model_agrees_with_kernel": count(&|v| v.model_agrees_with_kernel),
+            // Of the states both recovered: the model found the kernel's head, tail and
+            // records, and would replay the transactions the kernel replayed, item for item.
+            "both_recovered": count(&|v| v.model_recovery_matches_kernel.is_some()),
+            "model_replays_what_kernel_replayed": count(&|v| v.replay_matches()),
             "all_ok": states.iter().all(crashes::Verdict::ok),
         },
         "states": states,

@@ -6,14 +6,23 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
 
-/// The model's recovery over an image: head, tail, records and what it would replay, or
+/// The model's recovery over an image: head, tail, records and the transactions it would
+/// replay (with their items: `strip_transactions` leaves the count), or
 /// `{"damaged": why}` (exit 1) or `{"error": why}`.
 pub fn model_recover(img: &Path) -> Value {
     let Ok(exe) = std::env::current_exe() else { return json!({ "error": "loglab itself not found" }) };
     match Command::new(exe).args(["recover", "--json", "--image"]).arg(img).output() {
         Ok(o) if o.status.success() => {
             let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-            let keep = ["state", "tail_blk", "head_blk", "records", "transactions_committed", "torn_head_trimmed"];
+            let keep = [
+                "state",
+                "tail_blk",
+                "head_blk",
+                "records",
+                "transactions_committed",
+                "torn_head_trimmed",
+                "transactions",
+            ];
             Value::Object(keep.iter().filter_map(|k| Some((k.to_string(), v.get(*k)?.clone()))).collect())
         }
         Ok(o) => json!({ "damaged": String::from_utf8_lossy(&o.stderr).trim() }),
@@ -57,5 +66,12 @@ pub fn repair_n(dev: &str, logdev: Option<&str>) -> String {
         Ok(o) if o.status.success() => "clean".into(),
         Ok(o) => format!("found problems (exit {})", o.status.code().unwrap_or(-1)),
         Err(e) => format!("not run: {e}"),
+    }
+}
+
+/// Replaces a recovery's `transactions` list by its length, once it has been compared.
+pub fn strip_transactions(v: &mut Value) {
+    if let Some(t) = v.get_mut("transactions") {
+        *t = json!(t.as_array().map_or(0, Vec::len));
     }
 }

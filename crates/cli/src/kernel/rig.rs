@@ -192,7 +192,7 @@ impl Rig {
         Ok(())
     }
 
-    fn dev_t(loopname: &str) -> Result<u64, String> {
+    pub fn dev_t(loopname: &str) -> Result<u64, String> {
         let p = format!("/sys/block/{loopname}/dev");
         let t = fs::read_to_string(&p).map_err(|e| format!("{p}: {e}"))?;
         let (ma, mi) = t.trim().split_once(':').ok_or_else(|| format!("{p}: not MAJ:MIN"))?;
@@ -265,7 +265,7 @@ impl Rig {
         self.mounted = false;
         let img = self.dir.join("data.img");
         let logdev = self.log_loop.as_ref().map(|l| format!("/dev/{l}"));
-        let model: Value = if self.log_loop.is_some() {
+        let mut model: Value = if self.log_loop.is_some() {
             json!({ "skipped": "an external log: recover --image reads internal logs" })
         } else {
             readers::model_recover(&img)
@@ -274,7 +274,12 @@ impl Rig {
         let agree = readers::agree(&model, &logprint);
         // The kernel's recovery: mount replays the log; then a check of the result.
         let data = format!("/dev/{}", self.data_loop);
+        let traced = super::replay::RecoveryTrace::start(&self.data_loop)?;
         let mounted = run(Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&data).arg(&self.mnt));
+        let mut kernel_recovery = traced.finish()?;
+        let matches = super::replay::agree(&model, &kernel_recovery);
+        readers::strip_transactions(&mut model);
+        readers::strip_transactions(&mut kernel_recovery);
         let kernel_mount = match &mounted {
             Ok(_) => {
                 self.mounted = true;
@@ -290,6 +295,8 @@ impl Rig {
             "xfs_logprint": logprint,
             "model_agrees_with_xfs_logprint": agree,
             "kernel_mount": kernel_mount,
+            "kernel_recovery": kernel_recovery,
+            "model_recovery_matches_kernel": matches,
             "xfs_repair_n": repair,
         }))
     }

@@ -1,0 +1,183 @@
+//! What the kernel's own recovery did on a mount, from its tracepoints: the head and tail it
+//! found (`xfs_log_recover`), the records it walked (`xfs_log_recover_record`, pass 1) and the
+//! transactions it replayed with their items (`xfs_log_recover_item_recover`, pass 2), set
+//! beside what the model's recovery (`recover --image --json`) found in the same bytes.
+
+use serde_json::{json, Map, Value};
+use std::fs;
+use std::path::PathBuf;
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+const EVENTS: [&str; 3] = ["xfs_log_recover", "xfs_log_recover_record", "xfs_log_recover_item_recover"];
+
+/// A private tracefs instance recording one device's log recovery; removed on drop.
+pub struct RecoveryTrace {
+    inst: PathBuf,
+}
+
+impl RecoveryTrace {
+    /// Starts recording the recovery events of `/dev/<loop_name>` (e.g. "loop3").
+    pub fn start(loop_name: &str) -> Result<RecoveryTrace, String> {
+        let inst = PathBuf::from(TRACEFS).join(format!("instances/loglab-{}-recovery", std::process::id()));
+        fs::create_dir(&inst).map_err(|e| format!("{}: {e}", inst.display()))?;
+        let t = RecoveryTrace { inst };
+        let dev = super::rig::Rig::dev_t(loop_name)?;
+        let w =
+            |rel: &str, v: &str| fs::write(t.inst.join(rel), v).map_err(|e| format!("{}/{rel}: {e}", t.inst.display()));
+        // A checkpoint of a 32 MiB log holds tens of thousands of items: room for two passes.
+        w("buffer_size_kb", "32768")?;
+        for e in EVENTS {
+            w(&format!("events/xfs/{e}/filter"), &format!("dev == {dev}"))?;
+            w(&format!("events/xfs/{e}/enable"), "1")?;
+        }
+        w("trace", "")?;
+        w("tracing_on", "1")?;
+        Ok(t)
+    }
+
+    /// Stops recording and reads what the kernel's recovery did.
+    pub fn finish(self) -> Result<Value, String> {
+        let _ = fs::write(self.inst.join("tracing_on"), "0");
+        let text =
+            fs::read_to_string(self.inst.join("trace")).map_err(|e| format!("{}/trace: {e}", self.inst.display()))?;
+        Ok(parse(&text))
+    }
+}
+
+impl Drop for RecoveryTrace {
+    fn drop(&mut self) {
+        let _ = fs::write(self.inst.join("tracing_on"), "0");
+        let _ = fs::remove_dir(&self.inst);
+    }
+}
+
+/// The value after `key ` in a trace line's fields, as printed (`0x…` or decimal).
+fn field<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
+    let w: Vec<&str> = rest.split_whitespace().collect();
+    let i = w.iter().position(|x| *x == key)?;
+    w.get(i + 1).map(|v| v.trim_end_matches(','))
+}
+
+fn num(v: &str) -> Option<u64> {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// An LSN as the kernel prints it (`0x` cycle << 32 | block) in the model's `cycle:block`.
+fn lsn(v: &str) -> Option<String> {
+    num(v).map(|l| format!("{}:{}", l >> 32, l & 0xffff_ffff))
+}
+
+/// The kernel's recovery from trace text: `{}` when it did not run (a clean log).
+pub fn parse(text: &str) -> Value {
+    let mut out = Map::new();
+    let mut records = 0u64;
+    // (tid, lsn) in the order pass 2 replayed them, each with its item types. Pass 2 traces
+    // each item twice (`xlog_recover_commit_trans` queues it, `xlog_recover_items_pass2`
+    // replays it): items are told apart by their address.
+    let mut trans: Vec<((String, String), Map<String, Value>)> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for l in text.lines() {
+        let Some((_, ev)) = l.split_once(": xfs_log_recover") else { continue };
+        if let Some(rest) = ev.strip_prefix(": ") {
+            out.insert("head_blk".into(), json!(field(rest, "headblk").and_then(num)));
+            out.insert("tail_blk".into(), json!(field(rest, "tailblk").and_then(num)));
+        } else if let Some(rest) = ev.strip_prefix("_record: ") {
+            records += u64::from(field(rest, "pass") == Some("1"));
+        } else if let Some(rest) = ev.strip_prefix("_item_recover: ") {
+            if field(rest, "pass") != Some("2") {
+                continue;
+            }
+            let (Some(tid), Some(lsn)) = (field(rest, "tid"), field(rest, "lsn").and_then(lsn)) else { continue };
+            let ty = rest.split_once("item type ").and_then(|(_, t)| t.split_whitespace().next()).unwrap_or("?");
+            let key = (tid.to_string(), lsn);
+            if trans.last().is_none_or(|(k, _)| *k != key) {
+                trans.push((key, Map::new()));
+                seen.clear();
+            }
+            if !seen.insert(field(rest, "item").unwrap_or("").to_string()) {
+                continue;
+            }
+            let items = &mut trans.last_mut().expect("pushed").1;
+            let n = items.get(ty).and_then(Value::as_u64).unwrap_or(0);
+            items.insert(ty.to_string(), json!(n + 1));
+        }
+    }
+    if out.is_empty() {
+        return Value::Object(out);
+    }
+    out.insert("records".into(), json!(records));
+    out.insert(
+        "transactions".into(),
+        trans.into_iter().map(|((tid, lsn), items)| json!({ "tid": tid, "lsn": lsn, "items": items })).collect(),
+    );
+    Value::Object(out)
+}
+
+/// Named checks of the model's recovery against the kernel's on the same image. `None` when
+/// either did not recover (a clean log, a failed mount, a log the model calls damaged).
+pub fn agree(model: &Value, kernel: &Value) -> Option<Value> {
+    let (mt, kt) = (model.get("transactions")?.as_array()?, kernel.get("transactions")?.as_array()?);
+    let same = |k: &str| model.get(k) == kernel.get(k);
+    let first_difference =
+        mt.iter().zip(kt).position(|(a, b)| a != b).or((mt.len() != kt.len()).then_some(mt.len().min(kt.len())));
+    Some(json!({
+        "head_blk": same("head_blk"),
+        "tail_blk": same("tail_blk"),
+        "records": same("records"),
+        "transactions_model": mt.len(),
+        "transactions_kernel": kt.len(),
+        // Same transactions, same order, same items by type: what the model would hand to
+        // each item's recovery is what the kernel did.
+        "transactions": first_difference.is_none(),
+        "first_difference": first_difference.map(|i| json!({
+            "index": i, "model": mt.get(i), "kernel": kt.get(i),
+        })),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TRACE: &str = "\
+           mount-4242    [001] ..... 100.000001: xfs_log_recover: dev 7:3 headblk 0x2c0 tailblk 0x2\n\
+           mount-4242    [001] ..... 100.000002: xfs_log_recover_record: dev 7:3 lsn 0x100000002 len 0x40 num_logops 0x9 pass 1\n\
+           mount-4242    [001] ..... 100.000003: xfs_log_recover_record: dev 7:3 lsn 0x100000042 len 0x40 num_logops 0x3 pass 1\n\
+           mount-4242    [001] ..... 100.000004: xfs_log_recover_item_recover: dev 7:3 tid 0x5eed lsn 0x100000002, pass 1, item 0x0000000012345678, item type XFS_LI_BUF item region count/total 2/2\n\
+           mount-4242    [001] ..... 100.000005: xfs_log_recover_record: dev 7:3 lsn 0x100000002 len 0x40 num_logops 0x9 pass 2\n\
+           mount-4242    [001] ..... 100.000006: xfs_log_recover_item_recover: dev 7:3 tid 0x5eed lsn 0x100000002, pass 2, item 0x0000000012345678, item type XFS_LI_BUF item region count/total 2/2\n\
+           mount-4242    [001] ..... 100.000007: xfs_log_recover_item_recover: dev 7:3 tid 0x5eed lsn 0x100000002, pass 2, item 0x0000000012345679, item type XFS_LI_INODE item region count/total 2/2\n\
+           mount-4242    [001] ..... 100.000008: xfs_log_recover_item_recover: dev 7:3 tid 0x5eed lsn 0x100000002, pass 2, item 0x000000001234567a, item type XFS_LI_INODE item region count/total 3/3\n\
+           mount-4242    [001] ..... 100.000009: xfs_log_recover_item_recover: dev 7:3 tid 0x5eed lsn 0x100000002, pass 2, item 0x000000001234567a, item type XFS_LI_INODE item region count/total 3/3\n";
+
+    #[test]
+    fn the_kernels_recovery_is_read_from_its_tracepoints() {
+        let k = parse(TRACE);
+        assert_eq!(k["head_blk"], 0x2c0);
+        assert_eq!(k["tail_blk"], 2);
+        assert_eq!(k["records"], 2, "pass 1 walks each record once; pass 2 is not counted again");
+        let t = &k["transactions"];
+        assert_eq!(t.as_array().unwrap().len(), 1, "{t}");
+        assert_eq!(t[0]["tid"], "0x5eed");
+        assert_eq!(t[0]["lsn"], "1:2");
+        assert_eq!(t[0]["items"], json!({ "XFS_LI_BUF": 1, "XFS_LI_INODE": 2 }), "pass 1's item is not counted");
+        assert_eq!(parse("no recovery ran\n"), json!({}));
+    }
+
+    #[test]
+    fn a_missing_or_reordered_transaction_is_the_first_difference() {
+        let k = parse(TRACE);
+        let mut m = k.clone();
+        assert_eq!(agree(&m, &k).unwrap()["transactions"], true);
+        m["transactions"][0]["items"]["XFS_LI_INODE"] = json!(1);
+        let a = agree(&m, &k).unwrap();
+        assert_eq!(a["transactions"], false);
+        assert_eq!(a["first_difference"]["index"], 0);
+        m["transactions"] = json!([]);
+        assert_eq!(agree(&m, &k).unwrap()["first_difference"]["index"], 0);
+        assert!(agree(&json!({ "damaged": "bad" }), &k).is_none());
+    }
+}
