@@ -445,3 +445,47 @@ fn with_slow_flushes_the_kernel_issues_writes_while_a_flush_is_in_progress() {
     }
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
 }
+
+#[test]
+fn the_seed_003_awk_pipeline_counts_real_cil_throttle_waits_on_a_slow_log_device() {
+    require_kernel!();
+    // 6.18 keeps the CIL under its blocking limit on a device that keeps up (0 waits on
+    // cil-throttle-32mb as given). A log device doing one 256 KiB iclog per 40 ms (6.4 MB/s)
+    // cannot drain the 32 MiB checkpoints of a 512 MiB log as fast as 16 creators fill them.
+    let trace = std::env::temp_dir().join(format!("loglab-kernel-cilwait-{}.trace", std::process::id()));
+    let path = trace.to_str().unwrap();
+    let out = loglab()
+        .args(["kernel", "run", "--preset", "cil-throttle-32mb", "--json", "--trace", path])
+        .args(["--set", "log_size=512MiB", "--set", "fs_size=4GiB", "--set", "iclog_size=256KiB"])
+        .args(["--set", "duration=16s", "--write-delay-us", "40000"])
+        .timeout(Duration::from_secs(170))
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    // The seed's pipeline, with 6.18's column for the log cycle (`curr_cycle`, field 31; 5.x
+    // printed `grant_reserve_cycle` as field 23, which on 6.18 is the word "tail").
+    let pipeline = |col: u32| {
+        let sh = format!("grep ' xfs_log_cil_wait: ' {path} | awk '/^ / {{print ${col}}}' | sort -n | uniq -c");
+        let o = std::process::Command::new("sh").arg("-c").arg(&sh).output().unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let counts: Vec<(u64, u64)> = pipeline(31)
+        .lines()
+        .map(|l| {
+            let mut w = l.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+            (w.next().unwrap(), w.next().unwrap())
+        })
+        .collect();
+    let waits: u64 = counts.iter().map(|c| c.0).sum();
+    assert_eq!(waits, v["cil_throttle_waits"].as_u64().unwrap(), "{counts:?}");
+    for (n, cycle) in &counts {
+        assert_eq!(v["cil_throttle_waits_by_cycle"][cycle.to_string()], *n, "{v}");
+    }
+    // As in the seed: when it throttles, it captures most of the 16 writers at once, and the
+    // reservation grant wait lists stay empty (log space is not what they wait for).
+    assert!(counts.iter().any(|c| c.0 >= 8), "a burst of most writers: {counts:?}\n{v}");
+    assert_eq!(v["grant_head_waits"], 0, "{v}");
+    assert!(pipeline(23).lines().all(|l| l.ends_with(" tail")), "5.x's column on a 6.18 trace");
+    let _ = std::fs::remove_file(&trace);
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+}

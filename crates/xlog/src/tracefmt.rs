@@ -6,7 +6,7 @@ use crate::grant::XLOG_TIC_PERM_RESERV;
 use crate::iclog::icl_flags_str;
 use crate::scenario::{Scenario, WorkloadKind};
 use crate::sim::tasks::{TASK_IOEND, TASK_LOG_WORKER, TASK_PUSH_BASE, TASK_XFSAILD};
-use crate::trace::{TraceEvent, TraceKind};
+use crate::trace::{GrantEvent, TraceEvent, TraceKind};
 use crate::units::{Lsn, NS_PER_SEC};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -134,16 +134,21 @@ impl TraceCmdPrinter {
                     }
                 };
                 let perm = if t.flags & XLOG_TIC_PERM_RESERV != 0 { "XLOG_TIC_PERM_RESERV" } else { "" };
+                // xfs_log_cil_wait traces the CIL context's ticket: one address for every
+                // waiter, and since 6.x's per-CPU space accounting its reservation reaches the
+                // ticket only at push time, so 6.18 prints t_curr_res 0 (seen on this kernel).
+                let (tic, curr_res) =
+                    if *event == GrantEvent::CilWait { (0xc11c_0000, 0) } else { (ev.task, t.curr_res) };
                 (
                     event.name(),
                     format!(
                         "{devs} tic 0xffff8880{:08x} t_ocnt {} t_cnt {} t_curr_res {} t_unit_res {} t_flags {perm} \
                          reserveq {} writeq {} tail space {} grant_reserve_bytes {} grant_write_bytes {} \
                          curr_cycle {} curr_block {} tail_cycle {} tail_block {}",
-                        ev.task,
+                        tic,
                         t.ocnt,
                         t.cnt,
-                        t.curr_res,
+                        curr_res,
                         t.unit_res,
                         if log.reserveq_active { "active" } else { "empty" },
                         if log.writeq_active { "active" } else { "empty" },
@@ -341,7 +346,7 @@ mod tests {
     use super::*;
     use crate::grant::GrantHead;
     use crate::iclog::IclogState;
-    use crate::trace::{GrantEvent, GrantView, IclogEvent, TicketView};
+    use crate::trace::{GrantView, IclogEvent, TicketView};
 
     #[test]
     fn the_seed_003_line_comes_out_field_for_field() {

@@ -16,6 +16,7 @@ use clap::{Args, Subcommand};
 use flags::{iclog_syncs, FlagPatterns};
 use serde_json::{json, Map, Value};
 use stats::XfsStats;
+use std::ops::Not;
 use std::path::PathBuf;
 use xlog::{writer_comm, Scenario, Setting, Sim, TraceCmdPrinter};
 
@@ -44,10 +45,35 @@ pub struct KernelCrashArgs {
     /// in DIR (as the crash left it), to reproduce with `loglab recover --image` and `mount`.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
-    /// How long each cache flush takes on the recorder, in microseconds (0: at once). A slow
-    /// flush, as a disk's, lets the kernel issue later writes while it is in progress.
+}
+
+/// A slower device than the machine's: the data device is served by the recorder (a FUSE
+/// file under the loop device), which takes this long over each request of the workload.
+#[derive(Args, Clone, Copy)]
+pub struct SlowDevice {
+    /// How long each cache flush takes, in microseconds (0: at once). A slow flush, as a
+    /// disk's, lets the kernel issue later writes while it is in progress.
     #[arg(long, default_value_t = 0, value_name = "US")]
     pub flush_delay_us: u64,
+    /// How long each write request takes, in microseconds (0: at once). A slow log device
+    /// lets the CIL fill while checkpoints wait for their iclogs (the CIL throttle).
+    #[arg(long, default_value_t = 0, value_name = "US")]
+    pub write_delay_us: u64,
+}
+
+impl SlowDevice {
+    fn delays(&self) -> Result<recorder::Delays, String> {
+        if self.flush_delay_us > 1_000_000 {
+            return Err(format!("--flush-delay-us {}: allowed 0 to 1000000 (one second)", self.flush_delay_us));
+        }
+        if self.write_delay_us > 100_000 {
+            return Err(format!("--write-delay-us {}: allowed 0 to 100000 (100 ms)", self.write_delay_us));
+        }
+        Ok(recorder::Delays {
+            flush: std::time::Duration::from_micros(self.flush_delay_us),
+            write: std::time::Duration::from_micros(self.write_delay_us),
+        })
+    }
 }
 
 #[derive(Args)]
@@ -72,6 +98,8 @@ pub struct KernelArgs {
     /// (followed by `xfs_repair -n`).
     #[arg(long)]
     pub shutdown: bool,
+    #[command(flatten)]
+    pub device: SlowDevice,
 }
 
 /// The model as the running kernel behaves: the scenario's kernel-behaviour switches set to
@@ -269,9 +297,7 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
     if let Some(why) = rig::missing() {
         return Err(format!("kernel crash {why}"));
     }
-    if c.flush_delay_us > 1_000_000 {
-        return Err(format!("--flush-delay-us {}: allowed 0 to 1000000 (one second)", c.flush_delay_us));
-    }
+    let delays = c.run.device.delays()?;
     if c.crash_points == 0 || c.crash_points > 1000 || c.subsets > 100 {
         return Err(format!(
             "--crash-points {} / --subsets {}: allowed 1 to 1000 points and 0 to 100 subsets",
@@ -280,10 +306,11 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
     }
     rig::on_interrupt();
     let workdir = c.run.workdir.clone().unwrap_or_else(std::env::temp_dir);
-    let mut r = rig::Rig::new(s, &workdir, Some(std::time::Duration::from_micros(c.flush_delay_us)))?;
+    let mut r = rig::Rig::new(s, &workdir, Some(recorder::Setup { delays, keep_data: true }))?;
     load::prepare(s, &r.mnt)?;
     let counter = r.recording.as_ref().map(|x| std::sync::Arc::clone(&x.count)).ok_or("no recorder")?;
     r.trace_start()?;
+    r.recording.as_ref().ok_or("no recorder")?.arm();
     let from = counter.load(std::sync::atomic::Ordering::SeqCst) as usize;
     let done = load::run(s, &r.mnt, Some(std::sync::Arc::clone(&counter)))?;
     let (trace, _lost) = r.trace_stop()?;
@@ -353,14 +380,23 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     }
     rig::on_interrupt();
     let workdir = a.workdir.clone().unwrap_or_else(std::env::temp_dir);
-    let mut r = rig::Rig::new(s, &workdir, None)?;
+    let delays = a.device.delays()?;
+    // A slowed device is the recorder, counting rather than keeping what it is sent.
+    let slow = (delays.flush + delays.write).is_zero().not().then_some(recorder::Setup { delays, keep_data: false });
+    let mut r = rig::Rig::new(s, &workdir, slow)?;
     load::prepare(s, &r.mnt)?;
     let before = XfsStats::parse(&r.stats()?)?;
     r.trace_start()?;
+    if let Some(rec) = &r.recording {
+        rec.arm();
+    }
     let done = load::run(s, &r.mnt, None)?;
     // What the workload left in the CIL is not part of the run: stop before unmount forces it.
     let (trace, lost) = r.trace_stop()?;
     let d = XfsStats::parse(&r.stats()?)?.since(&before);
+    if let Some(rec) = &r.recording {
+        rec.disarm();
+    }
     let (mkfs, opts) = (r.mkfs_args.join(" "), r.mount_opts.clone());
     let recovery = if a.shutdown { Some(r.crash_and_recover()?) } else { None };
     r.finish()?;
@@ -409,10 +445,27 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         "fua_writes": fua_writes,
         "grant_head_waits": count("xfs_log_grant_sleep"),
         "cil_throttle_waits": count("xfs_log_cil_wait"),
+        // Seed 003's `awk '{print $23}' | sort -n | uniq -c`: waits by log cycle (6.18 prints
+        // the cycle as `curr_cycle`, field 31, where 5.x printed `grant_reserve_cycle`, 23).
+        "cil_throttle_waits_by_cycle": cil_waits_by_cycle(&trace),
+        "slowed_device": slow.map(|_| json!({ "flush_delay_us": a.device.flush_delay_us, "write_delay_us": a.device.write_delay_us })),
         "iclog_flags": pats,
         "trace_events_lost": lost,
         "shutdown_recovery": recovery,
     }))
+}
+
+/// `xfs_log_cil_wait` events by the log cycle they happened in: cycle -> waits.
+fn cil_waits_by_cycle(trace: &str) -> std::collections::BTreeMap<u64, u64> {
+    let mut by = std::collections::BTreeMap::new();
+    for l in trace.lines().filter(|l| l.contains(" xfs_log_cil_wait: ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let cycle = w.iter().position(|x| *x == "curr_cycle").and_then(|i| w.get(i + 1)?.parse().ok());
+        if let Some(c) = cycle {
+            *by.entry(c).or_insert(0) += 1;
+        }
+    }
+    by
 }
 
 fn ratio_check(m: f64, k: f64, within: f64, rule: &str) -> Value {

@@ -17,7 +17,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -49,9 +49,30 @@ struct Recorder {
     stream: Arc<Mutex<Stream>>,
     /// Requests recorded so far: a workload thread reads it when an fsync returns.
     count: Arc<AtomicU64>,
-    /// How long a cache flush takes: a slow-flushing device (a disk) lets the kernel issue
-    /// later writes while a flush is still in progress.
-    flush_delay: Duration,
+    delays: Delays,
+    keep_data: bool,
+    /// Delays apply once armed: mkfs and mount run at full speed, the workload on the slow device.
+    armed: Arc<AtomicBool>,
+}
+
+/// How a recorder serves the loop device over it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Setup {
+    pub delays: Delays,
+    /// Keep each write's data (crash states are built from it), or only count the requests.
+    pub keep_data: bool,
+}
+
+/// How slow the recorded device is. Requests are served one at a time, so a delay holds up
+/// the requests queued behind it too, as a device with a queue depth of one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Delays {
+    /// A cache flush: a slow-flushing device (a disk) lets the kernel issue later writes
+    /// while a flush is still in progress.
+    pub flush: Duration,
+    /// Each write request: a slow log device, so the kernel's log I/O, not its CPU work,
+    /// limits how fast checkpoints leave the CIL.
+    pub write: Duration,
 }
 
 impl Recorder {
@@ -154,18 +175,22 @@ impl Filesystem for Recorder {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
+        if !self.delays.write.is_zero() && self.armed.load(Ordering::Relaxed) {
+            std::thread::sleep(self.delays.write);
+        }
         if offset + data.len() as u64 > self.size || self.backing.write_all_at(data, offset).is_err() {
             return reply.error(Errno::EIO);
         }
-        if !self.record(Io::Write { offset, data: data.to_vec() }) {
+        let kept = if self.keep_data { data.to_vec() } else { Vec::new() };
+        if !self.record(Io::Write { offset, data: kept }) {
             return reply.error(Errno::EIO);
         }
         reply.written(data.len() as u32);
     }
 
     fn fsync(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
-        if !self.flush_delay.is_zero() {
-            std::thread::sleep(self.flush_delay);
+        if !self.delays.flush.is_zero() && self.armed.load(Ordering::Relaxed) {
+            std::thread::sleep(self.delays.flush);
         }
         self.record(Io::Flush);
         reply.ok();
@@ -183,23 +208,43 @@ pub struct Recording {
     pub disk: PathBuf,
     pub stream: Arc<Mutex<Stream>>,
     pub count: Arc<AtomicU64>,
+    armed: Arc<AtomicBool>,
 }
 
 impl Recording {
+    /// From now on the device is as slow as its delays say.
+    pub fn arm(&self) {
+        self.armed.store(true, Ordering::SeqCst);
+    }
+
+    /// Full speed again: what the run left in the CIL is written out at unmount without delay.
+    pub fn disarm(&self) {
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
     /// Mounts a recorder at `mnt` over a sparse `backing` file of `size` bytes.
-    pub fn start(mnt: &Path, backing: &Path, size: u64, flush_delay: Duration) -> Result<Recording, String> {
+    pub fn start(mnt: &Path, backing: &Path, size: u64, setup: Setup) -> Result<Recording, String> {
         let f = std::fs::OpenOptions::new().create(true).truncate(true).read(true).write(true).open(backing);
         let f = f.map_err(|e| format!("{}: {e}", backing.display()))?;
         f.set_len(size).map_err(|e| format!("{}: {e}", backing.display()))?;
         std::fs::create_dir_all(mnt).map_err(|e| format!("{}: {e}", mnt.display()))?;
         let stream = Arc::new(Mutex::new(Stream::default()));
         let count = Arc::new(AtomicU64::new(0));
-        let fs = Recorder { backing: f, size, stream: Arc::clone(&stream), count: Arc::clone(&count), flush_delay };
+        let armed = Arc::new(AtomicBool::new(false));
+        let fs = Recorder {
+            backing: f,
+            size,
+            stream: Arc::clone(&stream),
+            count: Arc::clone(&count),
+            delays: setup.delays,
+            keep_data: setup.keep_data,
+            armed: Arc::clone(&armed),
+        };
         let mut config = Config::default();
         config.mount_options = vec![MountOption::FSName("loglab-recorder".into())];
         let session =
             fuser::spawn_mount(fs, mnt, &config).map_err(|e| format!("FUSE mount at {}: {e}", mnt.display()))?;
-        Ok(Recording { session: Some(session), disk: mnt.join(DISK), stream, count })
+        Ok(Recording { session: Some(session), disk: mnt.join(DISK), stream, count, armed })
     }
 
     pub fn stop(&mut self) -> Result<(), String> {

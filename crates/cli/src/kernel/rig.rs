@@ -99,8 +99,8 @@ pub struct Rig {
 
 impl Rig {
     /// Makes the filesystem the scenario describes and mounts it (no tracing yet).
-    /// `record`: back the data device by the block-stream recorder, whose flushes take this long.
-    pub fn new(s: &Scenario, workdir: &Path, record: Option<std::time::Duration>) -> Result<Rig, String> {
+    /// `record`: back the data device by the block-stream recorder, as slow as these delays.
+    pub fn new(s: &Scenario, workdir: &Path, record: Option<super::recorder::Setup>) -> Result<Rig, String> {
         if s.workload == xlog::WorkloadKind::RtAlloc {
             return Err("workload: rt-alloc needs a realtime device, which a kernel run does not build".into());
         }
@@ -119,7 +119,7 @@ impl Rig {
             loops: Vec::new(),
             recording: None,
         };
-        if let Some(flush_delay) = record {
+        if let Some(setup) = record {
             if s.external_log {
                 return Err("external_log: a recorded run records the data device only; use an internal log".into());
             }
@@ -127,7 +127,7 @@ impl Rig {
                 &rig.dir.join("rec"),
                 &rig.dir.join("backing.img"),
                 s.fs_size.0,
-                flush_delay,
+                setup,
             )?;
             rig.recording = Some(r);
         }
