@@ -284,7 +284,7 @@ impl<'h> Oracle<'h> {
                     .records
                     .iter()
                     .rev()
-                    .take(64)
+                    .take(crate::sim::RECENT_RECORDS)
                     .find(|&&(lsn, _)| lsn <= self.head_at_crash && Self::record_present(img, Some(rep), lsn).is_some())
                     .map_or(Lsn::ZERO, |&(_, t)| t)
             })

@@ -125,6 +125,11 @@ pub struct RecoveryReport {
     pub records: u32,
     /// Torn head: the head block was moved back over a bad record.
     pub torn_head_trimmed: bool,
+    /// The head found before a torn head was trimmed (`head_blk` when it was not).
+    pub head_found_blk: u32,
+    /// The trim was for a corrupt record header rather than a bad CRC (the kernel then also
+    /// says "Corruption detected").
+    pub torn_at_corrupt_header: bool,
     /// The tail was overwritten by iclogs that landed past the head and was moved on.
     pub tail_overwrite_skipped: bool,
     pub transactions_replayed: u32,
@@ -311,6 +316,22 @@ pub(crate) fn read_record(img: &Image, blk: u32) -> Option<Rec> {
         total_bb,
         crc_ok,
     })
+}
+
+/// Where `xlog_verify_head`'s CRC pass starts: the `XLOG_MAX_ICLOGS`-th block back from `head`
+/// that starts with the header magic number (`xlog_rseek_logrec_hdr`), or `tail` if fewer.
+fn head_window(img: &Image, head: u32, tail: u32) -> u32 {
+    let mut headers = 0;
+    for k in 1..=dist(img.log_bb, tail, head) {
+        let blk = (head + img.log_bb - k) % img.log_bb;
+        if is_header(img, blk).is_some() {
+            headers += 1;
+            if headers == XLOG_MAX_ICLOGS {
+                return blk;
+            }
+        }
+    }
+    tail
 }
 
 /// Last record header before `head`, scanning back over the whole log.
@@ -558,10 +579,13 @@ impl RecoveryReport {
         if self.empty || self.clean {
             return m;
         }
+        if self.torn_at_corrupt_header {
+            m.push(format!("XFS ({dev}): Corruption detected. Unmount and run xfs_repair"));
+        }
         if self.torn_head_trimmed {
             m.push(format!(
                 "XFS ({dev}): Torn write (CRC failure) detected at log block 0x{:x}. Truncating head block from 0x{:x}.",
-                self.head_blk, self.head_blk
+                self.head_blk, self.head_found_blk
             ));
         }
         if self.tail_overwrite_skipped {
@@ -585,6 +609,8 @@ impl RecoveryReport {
             clean: false,
             records: 0,
             torn_head_trimmed: false,
+            head_found_blk: 0,
+            torn_at_corrupt_header: false,
             tail_overwrite_skipped: false,
             transactions_replayed: 0,
             transactions_uncommitted: 0,
@@ -673,6 +699,27 @@ fn settle_head_and_tail(img: &Image, mut head: u32, rep: &mut RecoveryReport) ->
         let walked = probe.walk(tail, head);
         records = match walked {
             Ok(r) => r,
+            Err((b, _))
+                if b != head && dist(img.log_bb, tail, b) >= dist(img.log_bb, tail, head_window(img, head, tail)) =>
+            {
+                // xlog_verify_head's CRC pass fails on a corrupt header as on a bad CRC: its
+                // first_bad is that header's block, and the head is truncated to it (seen on
+                // the 6.18 kernel: "Corruption detected", then "Torn write (CRC failure)").
+                // The pass starts at the window's first header, so a bad header there, not `b`,
+                // would be first_bad: then the next try finds no good header before the head.
+                if !rep.torn_head_trimmed {
+                    rep.head_found_blk = head;
+                    rep.torn_at_corrupt_header = true;
+                }
+                head = b;
+                rep.torn_head_trimmed = true;
+                skip_tail_to = None;
+                if head == tail {
+                    records = Vec::new();
+                    break;
+                }
+                continue;
+            }
             Err((b, _)) if near_head(b) => {
                 // "Tail block overwrite detected": move the tail to the next record.
                 skip_tail_to = Some(probe.next_header_after(b, head).ok_or("no record after an overwritten tail")?);
@@ -686,6 +733,9 @@ fn settle_head_and_tail(img: &Image, mut head: u32, rep: &mut RecoveryReport) ->
             None => break,
             Some(bad) if n - bad <= XLOG_MAX_ICLOGS => {
                 // "Torn write (CRC failure) detected ... Truncating head block".
+                if !rep.torn_head_trimmed {
+                    rep.head_found_blk = head;
+                }
                 head = records[bad].0;
                 rep.torn_head_trimmed = true;
                 skip_tail_to = None;

@@ -24,6 +24,20 @@ pub struct History {
     pub acked: u32,
     /// File data blocks an fsync returned for: daddr -> version.
     pub acked_data: BTreeMap<u64, u64>,
-    /// Every log record submitted: (LSN, the tail LSN stamped in its header).
-    pub records: Vec<(Lsn, Lsn)>,
+    /// The newest log records submitted, oldest first: (LSN, the tail LSN stamped in its
+    /// header). The oracle reads at most the last `RECENT_RECORDS`, so no more are kept.
+    pub records: std::collections::VecDeque<(Lsn, Lsn)>,
+}
+
+/// Records the oracle looks back over for the newest tail an intact record states.
+pub const RECENT_RECORDS: usize = 64;
+
+impl History {
+    /// Notes a submitted record, forgetting the oldest beyond `RECENT_RECORDS`.
+    pub fn record_submitted(&mut self, lsn: Lsn, tail: Lsn) {
+        if self.records.len() == RECENT_RECORDS {
+            self.records.pop_front();
+        }
+        self.records.push_back((lsn, tail));
+    }
 }

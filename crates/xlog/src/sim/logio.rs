@@ -69,7 +69,7 @@ impl Sim {
             self.log.iclog_set_tail(i, tail);
         }
         let (lsn, tail) = (self.log.iclog(i).lsn, self.log.iclog(i).tail_lsn);
-        self.history.records.push((lsn, tail));
+        self.history.record_submitted(lsn, tail);
         let rec = xlog_pack_record(&self.geo, self.log.iclog(i), &self.uuid);
         let blocks = rec.bytes.len() as u64 / BBSIZE as u64;
         self.monitor.record_packed(lsn, blocks, tail);

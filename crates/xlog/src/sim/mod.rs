@@ -47,7 +47,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub use branch::BRANCH_KEYS;
-pub use history::{CheckpointRecord, History};
+pub use history::{CheckpointRecord, History, RECENT_RECORDS};
 pub use milestone::Milestone;
 pub use push::PushState;
 pub use timeline::{IoPurpose, IoSpan};
