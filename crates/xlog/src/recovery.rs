@@ -506,11 +506,7 @@ pub fn log_item_name(t: u16) -> String {
 /// type and size (regions, itself included) lead it in the CPU's byte order (little-endian
 /// here, as on the x86 kernel whose logs it reads).
 fn item_types(t: &Trans) -> Result<BTreeMap<u16, u32>, String> {
-    let mut regions = t.regions.iter();
-    let th = regions.next().ok_or("transaction without a header")?;
-    if th.len() < 4 || format::le32(th, 0) != XFS_TRANS_HEADER_MAGIC {
-        return Err("transaction header magic is wrong".into());
-    }
+    let mut regions = after_trans_header(t, 4)?;
     let mut types = BTreeMap::new();
     while let Some(f) = regions.next() {
         if f.len() < 4 {
@@ -856,13 +852,20 @@ struct LogItem {
     payload: Option<(u32, u64)>,
 }
 
-/// The transaction's log items: its header checked, each format structure and its regions.
-fn log_items(t: &Trans) -> Result<Vec<LogItem>, String> {
+/// A transaction's regions after its header (`xfs_trans_header`, magic "TRAN"), which must
+/// be at least `min_len` bytes.
+fn after_trans_header(t: &Trans, min_len: usize) -> Result<std::slice::Iter<'_, Vec<u8>>, String> {
     let mut regions = t.regions.iter();
     let th = regions.next().ok_or("transaction without a header")?;
-    if th.len() < 16 || format::le32(th, 0) != XFS_TRANS_HEADER_MAGIC {
+    if th.len() < min_len || format::le32(th, 0) != XFS_TRANS_HEADER_MAGIC {
         return Err("transaction header magic is wrong".into());
     }
+    Ok(regions)
+}
+
+/// The transaction's log items: its header checked, each format structure and its regions.
+fn log_items(t: &Trans) -> Result<Vec<LogItem>, String> {
+    let mut regions = after_trans_header(t, 16)?;
     let mut out = Vec::new();
     while let Some(f) = regions.next() {
         if f.len() < BLF_HDR as usize {
