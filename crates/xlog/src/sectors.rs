@@ -35,6 +35,14 @@ impl SectorMap {
             let first = (s % PER_PAGE) as usize;
             let n = (PER_PAGE as usize - first).min(rest.len().div_ceil(SECTOR));
             let (chunk, tail) = rest.split_at((n * SECTOR).min(rest.len()));
+            if let Ok(whole) = <&[u8; SECTOR * PER_PAGE as usize]>::try_from(chunk) {
+                // A whole page: a new page from the bytes, neither zeroed first nor copied
+                // from a page a snapshot shares.
+                self.pages.insert(s / PER_PAGE, Page { data: Arc::new(*whole), present: u8::MAX });
+                s += n as u64;
+                rest = tail;
+                continue;
+            }
             let page = self
                 .pages
                 .entry(s / PER_PAGE)
@@ -105,5 +113,20 @@ mod tests {
         assert_eq!(a.get(10).unwrap()[0], 1, "the original keeps its bytes");
         assert!(a.get(11).is_none());
         assert_eq!((b.get(10).unwrap()[0], b.get(11).unwrap()[0]), (2, 3));
+    }
+
+    #[test]
+    fn a_whole_page_write_replaces_a_shared_page_and_leaves_the_clone_alone() {
+        let mut a = SectorMap::new();
+        a.write(16, &[1u8; 512]);
+        let mut b = a.clone();
+        b.write(16, &[2u8; 4096]); // sectors 16..24: exactly page 2
+        b.write(17, &[3u8; 512]);
+        assert_eq!(a.get(16).unwrap()[0], 1);
+        assert!(a.get(17).is_none());
+        assert_eq!((b.get(16).unwrap()[0], b.get(17).unwrap()[0], b.get(23).unwrap()[511]), (2, 3, 2));
+        assert_eq!(b.sectors_in(0, 100).count(), 8);
+        b.write(20, &[4u8; 4096]); // straddles pages 2 and 3: copied sector by sector
+        assert_eq!((b.get(19).unwrap()[0], b.get(20).unwrap()[0], b.get(27).unwrap()[0]), (2, 4, 4));
     }
 }
