@@ -188,6 +188,17 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
             let k = kernel_run(&s, &a)?;
             let agree = checks(&m, &k);
             let all = agree.values().all(|c| c["agree"] != json!(false));
+            // The model has no slowed recorder among its device classes: say so beside numbers
+            // that depend on device speed.
+            let device_note = (a.device.write_delay_us + a.device.flush_delay_us > 0).then(|| {
+                format!(
+                    "the kernel's device was slowed ({} us per write, {} us per flush) and the model's is {}: \
+                     throughput, waits and throttling depend on device speed and are not compared",
+                    a.device.write_delay_us,
+                    a.device.flush_delay_us,
+                    ms.device.setting_text()
+                )
+            });
             let v = json!({
                 "scenario": a.scenario.link(&s),
                 "model_scenario": crate::lab_link(&ms, None)?,
@@ -196,12 +207,16 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
                 "kernel": k,
                 "agree": agree,
                 "agree_all": all,
+                "device_differs": device_note,
             });
             if a.json {
                 crate::print_json(&v);
             } else {
                 if !changed.is_empty() {
                     println!("model set to the running kernel's behaviour: {}", changed.join(", "));
+                }
+                if let Some(n) = &device_note {
+                    println!("note: {n}");
                 }
                 print_side("model", &m);
                 print_side("kernel", &k);
