@@ -14,10 +14,9 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&out).unwrap()
 }
 
+/// A file of this run in the temporary directory (each test removes its own).
 fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("loglab-tools-{}", process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+    std::env::temp_dir().join(format!("loglab-tools-{}-{name}", process::id()))
 }
 
 #[test]
