@@ -361,7 +361,7 @@ impl Crashes<'_> {
                 }
             }
         }
-        let (model_recovery, xfs_logprint) = (readers::model_recover(&img), readers::logprint(&img, None));
+        let (mut model_recovery, xfs_logprint) = (readers::model_recover(&img), readers::logprint(&img, None));
         // A copy before the kernel's recovery writes to it, kept only if the verdicts differ.
         let pristine = self.keep.as_ref().map(|_| self.dir.join("crash-pristine.img"));
         if let Some(p) = &pristine {
@@ -372,13 +372,10 @@ impl Crashes<'_> {
         let mnt = self.dir.join("crash-mnt");
         fs::create_dir_all(&mnt).map_err(|e| e.to_string())?;
         let mark = kmsg_mark();
-        let traced = super::replay::RecoveryTrace::start(dev.trim_start_matches("/dev/"))?;
-        let mounted = Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&dev).arg(&mnt).output();
-        let mut kernel_recovery = traced.finish()?;
-        let mut model_recovery = model_recovery;
-        let model_recovery_matches_kernel = super::replay::agree(&model_recovery, &kernel_recovery);
-        readers::strip_transactions(&mut model_recovery);
-        readers::strip_transactions(&mut kernel_recovery);
+        let (mounted, kernel_recovery, model_recovery_matches_kernel) =
+            super::replay::mount_traced(dev.trim_start_matches("/dev/"), &mut model_recovery, || {
+                Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&dev).arg(&mnt).output()
+            })?;
         let mut v = Verdict {
             kind,
             flush_index: flush,

@@ -10,13 +10,13 @@ mod recorder;
 mod replay;
 mod rig;
 mod stats;
+mod tracefs;
 
 use crate::ScenarioArgs;
 use clap::{Args, Subcommand};
 use flags::{iclog_syncs, FlagPatterns};
 use serde_json::{json, Map, Value};
 use stats::XfsStats;
-use std::ops::Not;
 use std::path::PathBuf;
 use xlog::{writer_comm, Scenario, Setting, Sim, TraceCmdPrinter};
 
@@ -62,6 +62,10 @@ pub struct SlowDevice {
 }
 
 impl SlowDevice {
+    fn slowed(&self) -> bool {
+        self.write_delay_us + self.flush_delay_us > 0
+    }
+
     fn delays(&self) -> Result<recorder::Delays, String> {
         if self.flush_delay_us > 1_000_000 {
             return Err(format!("--flush-delay-us {}: allowed 0 to 1000000 (one second)", self.flush_delay_us));
@@ -190,7 +194,7 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
             let all = agree.values().all(|c| c["agree"] != json!(false));
             // The model has no slowed recorder among its device classes: say so beside numbers
             // that depend on device speed.
-            let device_note = (a.device.write_delay_us + a.device.flush_delay_us > 0).then(|| {
+            let device_note = a.device.slowed().then(|| {
                 format!(
                     "the kernel's device was slowed ({} us per write, {} us per flush) and the model's is {}: \
                      throughput, waits and throttling depend on device speed and are not compared",
@@ -397,7 +401,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     let workdir = a.workdir.clone().unwrap_or_else(std::env::temp_dir);
     let delays = a.device.delays()?;
     // A slowed device is the recorder, counting rather than keeping what it is sent.
-    let slow = (delays.flush + delays.write).is_zero().not().then_some(recorder::Setup { delays, keep_data: false });
+    let slow = a.device.slowed().then_some(recorder::Setup { delays, keep_data: false });
     let mut r = rig::Rig::new(s, &workdir, slow)?;
     load::prepare(s, &r.mnt)?;
     let before = XfsStats::parse(&r.stats()?)?;
@@ -475,8 +479,7 @@ fn cil_waits_by_cycle(trace: &str) -> std::collections::BTreeMap<u64, u64> {
     let mut by = std::collections::BTreeMap::new();
     for l in trace.lines().filter(|l| l.contains(" xfs_log_cil_wait: ")) {
         let w: Vec<&str> = l.split_whitespace().collect();
-        let cycle = w.iter().position(|x| *x == "curr_cycle").and_then(|i| w.get(i + 1)?.parse().ok());
-        if let Some(c) = cycle {
+        if let Some(c) = tracefs::field(&w, "curr_cycle").and_then(|c| c.parse::<u64>().ok()) {
             *by.entry(c).or_insert(0) += 1;
         }
     }

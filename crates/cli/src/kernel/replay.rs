@@ -3,76 +3,34 @@
 //! transactions it replayed with their items (`xfs_log_recover_item_recover`, pass 2), set
 //! beside what the model's recovery (`recover --image --json`) found in the same bytes.
 
+use super::readers;
+use super::tracefs::{field, Instance};
 use serde_json::{json, Map, Value};
-use std::fs;
-use std::path::PathBuf;
 
-const TRACEFS: &str = "/sys/kernel/tracing";
 const EVENTS: [&str; 3] = ["xfs_log_recover", "xfs_log_recover_record", "xfs_log_recover_item_recover"];
 
-/// A private tracefs instance recording one device's log recovery; removed on drop.
-pub struct RecoveryTrace {
-    inst: PathBuf,
-}
-
-impl RecoveryTrace {
-    /// Starts recording the recovery events of `/dev/<loop_name>` (e.g. "loop3").
-    pub fn start(loop_name: &str) -> Result<RecoveryTrace, String> {
-        let inst = PathBuf::from(TRACEFS).join(format!("instances/loglab-{}-recovery", std::process::id()));
-        fs::create_dir(&inst).map_err(|e| format!("{}: {e}", inst.display()))?;
-        let t = RecoveryTrace { inst };
-        let dev = super::rig::Rig::dev_t(loop_name)?;
-        let w =
-            |rel: &str, v: &str| fs::write(t.inst.join(rel), v).map_err(|e| format!("{}/{rel}: {e}", t.inst.display()));
-        // A checkpoint of a 32 MiB log holds tens of thousands of items: room for two passes.
-        w("buffer_size_kb", "32768")?;
-        for e in EVENTS {
-            w(&format!("events/xfs/{e}/filter"), &format!("dev == {dev}"))?;
-            w(&format!("events/xfs/{e}/enable"), "1")?;
-        }
-        w("trace", "")?;
-        w("tracing_on", "1")?;
-        Ok(t)
-    }
-
-    /// Stops recording and reads what the kernel's recovery did.
-    pub fn finish(self) -> Result<Value, String> {
-        let _ = fs::write(self.inst.join("tracing_on"), "0");
-        let text =
-            fs::read_to_string(self.inst.join("trace")).map_err(|e| format!("{}/trace: {e}", self.inst.display()))?;
-        let mut v = parse(&text);
-        let lost = overruns(&self.inst);
-        if lost > 0 {
-            // A partial trace cannot say what the kernel replayed.
-            v = json!({ "events_lost": lost });
-        }
-        Ok(v)
-    }
-}
-
-impl Drop for RecoveryTrace {
-    fn drop(&mut self) {
-        let _ = fs::write(self.inst.join("tracing_on"), "0");
-        let _ = fs::remove_dir(&self.inst);
-    }
-}
-
-/// Events the instance's ring buffers dropped (`per_cpu/cpuN/stats`: `overrun`).
-fn overruns(inst: &std::path::Path) -> u64 {
-    let Ok(cpus) = fs::read_dir(inst.join("per_cpu")) else { return 0 };
-    cpus.flatten()
-        .filter_map(|c| fs::read_to_string(c.path().join("stats")).ok())
-        .flat_map(|st| {
-            st.lines().filter_map(|l| l.strip_prefix("overrun: ")?.trim().parse::<u64>().ok()).collect::<Vec<_>>()
-        })
-        .sum()
-}
-
-/// The value after `key ` in a trace line's fields, as printed (`0x…` or decimal).
-fn field<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
-    let w: Vec<&str> = rest.split_whitespace().collect();
-    let i = w.iter().position(|x| *x == key)?;
-    w.get(i + 1).map(|v| v.trim_end_matches(','))
+/// Runs `mount` (of `/dev/<loop_name>`, e.g. "loop3") with the kernel's recovery traced.
+/// Returns what `mount` returned, what the kernel's recovery did, and the checks of `model`
+/// (the model's `recover --image` of the same bytes) against it; both recoveries' transaction
+/// lists are then reduced to their counts.
+pub fn mount_traced<R>(
+    loop_name: &str,
+    model: &mut Value,
+    mount: impl FnOnce() -> R,
+) -> Result<(R, Value, Option<Value>), String> {
+    let dev = super::rig::Rig::dev_t(loop_name)?;
+    let events: Vec<(String, String)> = EVENTS.iter().map(|e| (format!("xfs/{e}"), format!("dev == {dev}"))).collect();
+    // A checkpoint of a 32 MiB log holds tens of thousands of items: room for two passes.
+    let inst = Instance::start(&format!("loglab-{}-recovery", std::process::id()), 32768, &events)?;
+    let mounted = mount();
+    let (text, lost) = inst.stop()?;
+    inst.remove()?;
+    // A partial trace cannot say what the kernel replayed.
+    let mut kernel = if lost > 0 { json!({ "events_lost": lost }) } else { parse(&text) };
+    let matches = agree(model, &kernel);
+    readers::strip_transactions(model);
+    readers::strip_transactions(&mut kernel);
+    Ok((mounted, kernel, matches))
 }
 
 fn num(v: &str) -> Option<u64> {
@@ -98,24 +56,26 @@ pub fn parse(text: &str) -> Value {
     let mut trans: Vec<((String, String), Map<String, Value>)> = Vec::new();
     for l in text.lines() {
         let Some((_, ev)) = l.split_once(": xfs_log_recover") else { continue };
-        if let Some(rest) = ev.strip_prefix(": ") {
-            out.insert("head_blk".into(), json!(field(rest, "headblk").and_then(num)));
-            out.insert("tail_blk".into(), json!(field(rest, "tailblk").and_then(num)));
-        } else if let Some(rest) = ev.strip_prefix("_record: ") {
-            records += u64::from(field(rest, "pass") == Some("1"));
-        } else if let Some(rest) = ev.strip_prefix("_item_recover: ") {
-            if field(rest, "pass") != Some("2") {
-                continue;
+        let (kind, rest) = ev.split_once(": ").unwrap_or((ev, ""));
+        let w: Vec<&str> = rest.split_whitespace().collect();
+        match kind {
+            "" => {
+                out.insert("head_blk".into(), json!(field(&w, "headblk").and_then(num)));
+                out.insert("tail_blk".into(), json!(field(&w, "tailblk").and_then(num)));
             }
-            let (Some(tid), Some(lsn)) = (field(rest, "tid"), field(rest, "lsn").and_then(lsn)) else { continue };
-            let ty = rest.split_once("item type ").and_then(|(_, t)| t.split_whitespace().next()).unwrap_or("?");
-            let key = (tid.to_string(), lsn);
-            if trans.last().is_none_or(|(k, _)| *k != key) {
-                trans.push((key, Map::new()));
+            "_record" => records += u64::from(field(&w, "pass") == Some("1")),
+            "_item_recover" if field(&w, "pass") == Some("2") => {
+                let (Some(tid), Some(lsn)) = (field(&w, "tid"), field(&w, "lsn").and_then(lsn)) else { continue };
+                let ty = field(&w, "type").unwrap_or("?");
+                let key = (tid.to_string(), lsn);
+                if trans.last().is_none_or(|(k, _)| *k != key) {
+                    trans.push((key, Map::new()));
+                }
+                let items = &mut trans.last_mut().expect("pushed").1;
+                let n = items.get(ty).and_then(Value::as_u64).unwrap_or(0);
+                items.insert(ty.to_string(), json!(n + 1));
             }
-            let items = &mut trans.last_mut().expect("pushed").1;
-            let n = items.get(ty).and_then(Value::as_u64).unwrap_or(0);
-            items.insert(ty.to_string(), json!(n + 1));
+            _ => {}
         }
     }
     if out.is_empty() {

@@ -3,6 +3,7 @@
 //! makes is undone by `Drop`: on success, on error and after Ctrl-C.
 
 use super::readers;
+use super::tracefs::{self, TRACEFS};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,7 +15,6 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 
 /// The tracepoints a run records (`xfs:` events carry the data device, `block:` the log's).
 pub const XFS_EVENTS: [&str; 4] = ["xlog_iclog_sync", "xfs_log_cil_wait", "xfs_log_grant_sleep", "xfs_log_force"];
-const TRACEFS: &str = "/sys/kernel/tracing";
 
 /// What the machine lacks for a kernel run, in one line; `None` if it has everything.
 pub fn missing() -> Option<String> {
@@ -90,7 +90,7 @@ pub struct Rig {
     pub log_loop: Option<String>,
     pub mkfs_args: Vec<String>,
     pub mount_opts: String,
-    instance: Option<PathBuf>,
+    instance: Option<tracefs::Instance>,
     mounted: bool,
     loops: Vec<String>,
     /// The data device's block stream, when recorded (`Rig::new(.., record: true)`).
@@ -203,42 +203,21 @@ impl Rig {
 
     /// Starts recording this filesystem's log events and its log device's requests.
     pub fn trace_start(&mut self) -> Result<(), String> {
-        let inst = PathBuf::from(TRACEFS).join(format!("instances/loglab-{}", std::process::id()));
-        fs::create_dir(&inst).map_err(|e| format!("{}: {e}", inst.display()))?;
-        self.instance = Some(inst.clone());
-        let w = |rel: &str, v: &str| fs::write(inst.join(rel), v).map_err(|e| format!("{}/{rel}: {e}", inst.display()));
-        w("buffer_size_kb", "65536")?;
         let data_dev = Self::dev_t(&self.data_loop)?;
         let log_dev = Self::dev_t(self.log_loop.as_deref().unwrap_or(&self.data_loop))?;
-        for e in XFS_EVENTS {
-            w(&format!("events/xfs/{e}/filter"), &format!("dev == {data_dev}"))?;
-            w(&format!("events/xfs/{e}/enable"), "1")?;
-        }
+        let mut events: Vec<(String, String)> =
+            XFS_EVENTS.iter().map(|e| (format!("xfs/{e}"), format!("dev == {data_dev}"))).collect();
         for e in ["block_rq_issue", "block_rq_complete"] {
-            w(&format!("events/block/{e}/filter"), &format!("dev == {log_dev}"))?;
-            w(&format!("events/block/{e}/enable"), "1")?;
+            events.push((format!("block/{e}"), format!("dev == {log_dev}")));
         }
-        w("trace", "")?;
-        w("tracing_on", "1")
+        let name = format!("loglab-{}", std::process::id());
+        self.instance = Some(tracefs::Instance::start(&name, 65536, &events)?);
+        Ok(())
     }
 
     /// Stops recording; returns the trace text and how many events the buffer lost.
     pub fn trace_stop(&mut self) -> Result<(String, u64), String> {
-        let inst = self.instance.clone().ok_or("trace_stop before trace_start")?;
-        fs::write(inst.join("tracing_on"), "0").map_err(|e| format!("{}: {e}", inst.display()))?;
-        let text = fs::read_to_string(inst.join("trace")).map_err(|e| format!("{}/trace: {e}", inst.display()))?;
-        let mut lost = 0;
-        if let Ok(cpus) = fs::read_dir(inst.join("per_cpu")) {
-            for c in cpus.flatten() {
-                let stats = fs::read_to_string(c.path().join("stats")).unwrap_or_default();
-                lost += stats
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("overrun: "))
-                    .filter_map(|v| v.trim().parse::<u64>().ok())
-                    .sum::<u64>();
-            }
-        }
-        Ok((text, lost))
+        self.instance.as_ref().ok_or("trace_stop before trace_start")?.stop()
     }
 
     /// Where the internal log lies in the data device: (byte offset, bytes), from its superblock.
@@ -274,12 +253,9 @@ impl Rig {
         let agree = readers::agree(&model, &logprint);
         // The kernel's recovery: mount replays the log; then a check of the result.
         let data = format!("/dev/{}", self.data_loop);
-        let traced = super::replay::RecoveryTrace::start(&self.data_loop)?;
-        let mounted = run(Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&data).arg(&self.mnt));
-        let mut kernel_recovery = traced.finish()?;
-        let matches = super::replay::agree(&model, &kernel_recovery);
-        readers::strip_transactions(&mut model);
-        readers::strip_transactions(&mut kernel_recovery);
+        let (mounted, kernel_recovery, matches) = super::replay::mount_traced(&self.data_loop, &mut model, || {
+            run(Command::new("mount").args(["-t", "xfs", "-o", &self.mount_opts]).arg(&data).arg(&self.mnt))
+        })?;
         let kernel_mount = match &mounted {
             Ok(_) => {
                 self.mounted = true;
@@ -309,9 +285,8 @@ impl Rig {
     fn teardown(&mut self) -> Result<(), String> {
         let mut first_err = None;
         if let Some(inst) = self.instance.take() {
-            let _ = fs::write(inst.join("tracing_on"), "0");
-            if let Err(e) = fs::remove_dir(&inst) {
-                first_err.get_or_insert(format!("{}: {e}", inst.display()));
+            if let Err(e) = inst.remove() {
+                first_err.get_or_insert(e);
             }
         }
         if self.mounted {
