@@ -185,7 +185,8 @@ fn heads_of(hdr: &[u8]) -> u32 {
 
 /// `xlog_find_verify_log_record`: if `head` lands inside a record, move it to its header.
 /// Near block 0 the search goes on from the physical end of the log (a record that wraps).
-fn verify_log_record(img: &Image, head: u32, max_back: u32) -> u32 {
+/// `None`: no record header in the `max_back` blocks before `head`.
+fn verify_log_record(img: &Image, head: u32, max_back: u32) -> Option<u32> {
     let check = |i: u32, span: u32| -> Option<bool> {
         let h = is_header(img, i)?;
         let len_bb = btobb(format::be32(&h, rh::LEN) as u64) as u32;
@@ -194,42 +195,47 @@ fn verify_log_record(img: &Image, head: u32, max_back: u32) -> u32 {
     let lo = head.saturating_sub(max_back);
     for i in (lo..head).rev() {
         if let Some(whole) = check(i, head - i) {
-            return if whole { head } else { i };
+            return Some(if whole { head } else { i });
         }
     }
     if head < max_back {
         let log_bb = img.log_bb;
         for i in (log_bb.saturating_sub(max_back - head)..log_bb).rev() {
             if let Some(whole) = check(i, log_bb - i + head) {
-                return if whole { head } else { i };
+                return Some(if whole { head } else { i });
             }
         }
     }
-    head
+    None
 }
 
 /// `xlog_find_zeroed`: Some(first zero block) when the log has never wrapped.
-fn find_zeroed(img: &Image) -> Option<u32> {
+fn find_zeroed(img: &Image) -> Result<Option<u32>, String> {
     let log_bb = img.log_bb;
     if img.cycle(0) == 0 {
-        return Some(0);
+        return Ok(Some(0));
     }
     if img.cycle(log_bb - 1) != 0 {
-        return None;
+        return Ok(None);
     }
     let mut last = find_cycle_start(img, 0, log_bb - 1, 0);
     // A later iclog may have landed past an earlier one still missing: back up over holes.
     let scan = (XLOG_MAX_ICLOGS as u32 * 512).min(last);
-    if let Some(b) = find_verify_cycle(img, last - scan, scan, 0) {
+    let start = last - scan;
+    if let Some(b) = find_verify_cycle(img, start, scan, 0) {
         last = b;
     }
-    Some(verify_log_record(img, last, 512))
+    // The header search goes back only to the scan's start: when the first zeroed block is
+    // that start, or no header lies between, 6.18 refuses the log (seen on a real crash state).
+    verify_log_record(img, last, last - start)
+        .map(Some)
+        .ok_or_else(|| format!("log inconsistent (didn't find previous header) before block {last}"))
 }
 
 /// `xlog_find_head`.
-fn find_head(img: &Image) -> u32 {
-    if let Some(b) = find_zeroed(img) {
-        return b;
+fn find_head(img: &Image) -> Result<u32, String> {
+    if let Some(b) = find_zeroed(img)? {
+        return Ok(b);
     }
     let log_bb = img.log_bb;
     let first_cycle = img.cycle(0);
@@ -253,12 +259,8 @@ fn find_head(img: &Image) -> u32 {
             head = b;
         }
     }
-    let head = verify_log_record(img, head, 512 + 8);
-    if head == log_bb {
-        0
-    } else {
-        head
-    }
+    let head = verify_log_record(img, head, 512 + 8).unwrap_or(head);
+    Ok(if head == log_bb { 0 } else { head })
 }
 
 /// A parsed record: where it is and its unpacked data.
@@ -419,7 +421,7 @@ enum Walk {
 
 fn pass1(img: &Image) -> Result<Walk, String> {
     let mut rep = RecoveryReport::blank();
-    let head = find_head(img);
+    let head = find_head(img)?;
     rep.head_blk = head;
     let meta = in_place_meta(img);
     if log_is_empty(img, head) {
@@ -649,7 +651,7 @@ fn in_place_meta(img: &Image) -> BTreeMap<u32, (u64, Lsn)> {
 
 /// A log never written: the head is block 0 and the whole log has cycle 0.
 fn log_is_empty(img: &Image, head: u32) -> bool {
-    head == 0 && format::sector_cycle(&img.log_block(head)) == 0 && find_zeroed(img) == Some(0)
+    head == 0 && format::sector_cycle(&img.log_block(head)) == 0 && matches!(find_zeroed(img), Ok(Some(0)))
 }
 
 /// The live log recovery settled on: intact records from `tail` up to `head`.
