@@ -15,3 +15,13 @@ pub fn loglab_bench() -> String {
     let secs = (now() - t0) / 1e3;
     format!(r#"{{"events":{},"secs":{secs},"trace_hash":"{}"}}"#, sim.events(), sim.metrics().trace_hash)
 }
+
+/// The wasm linear memory's size in bytes: it only grows, so a soak reads its high-water mark.
+#[wasm_bindgen]
+pub fn loglab_memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    let pages = core::arch::wasm32::memory_size(0);
+    #[cfg(not(target_arch = "wasm32"))]
+    let pages = 0;
+    (pages * 65536) as f64
+}

@@ -2,7 +2,8 @@
 //! pages) taken as the run goes on, in bounded memory. Seeking restores the nearest earlier
 //! snapshot and runs forward, so it lands on the state a straight run reaches.
 
-use xlog::{Ns, Sim};
+use std::collections::BTreeMap;
+use xlog::{Ns, SectorMap, Sim};
 
 /// Events between snapshots at first; thinning doubles it.
 const FIRST_EVERY: u64 = 20_000;
@@ -13,12 +14,44 @@ const MAX_BYTES: u64 = 192 << 20;
 pub struct Keyframes {
     frames: Vec<Sim>,
     every: u64,
+    /// Device page buffers the snapshots hold, by address, with how many hold each: a page
+    /// the run rewrote since a snapshot is that snapshot's alone (a log cycle's worth soon).
+    pages: BTreeMap<usize, u32>,
+    /// What the snapshots hold besides those pages (`Sim::approx_clone_bytes`).
+    other_bytes: u64,
 }
 
 impl Keyframes {
     /// Starts from the simulation as the page opened it.
     pub fn new(first: &Sim) -> Keyframes {
-        Keyframes { frames: vec![first.clone()], every: FIRST_EVERY }
+        let mut k = Keyframes { frames: Vec::new(), every: FIRST_EVERY, pages: BTreeMap::new(), other_bytes: 0 };
+        k.push(first.clone());
+        k
+    }
+
+    fn push(&mut self, sim: Sim) {
+        for a in sim.device_page_addrs() {
+            *self.pages.entry(a).or_default() += 1;
+        }
+        self.other_bytes += sim.approx_clone_bytes();
+        self.frames.push(sim);
+    }
+
+    fn forget(&mut self, sim: &Sim) {
+        for a in sim.device_page_addrs() {
+            if let Some(n) = self.pages.get_mut(&a) {
+                *n -= 1;
+                if *n == 0 {
+                    self.pages.remove(&a);
+                }
+            }
+        }
+        self.other_bytes -= sim.approx_clone_bytes();
+    }
+
+    /// Memory the snapshots hold: distinct page buffers plus the rest of each.
+    pub fn bytes(&self) -> u64 {
+        self.pages.len() as u64 * SectorMap::PAGE_BYTES + self.other_bytes
     }
 
     /// Takes a snapshot of `sim` if it has run `every` events past the last one.
@@ -27,15 +60,17 @@ impl Keyframes {
         if sim.events() < last + self.every {
             return;
         }
-        self.frames.push(sim.clone());
-        let bytes = |fs: &[Sim]| fs.iter().map(|f| f.approx_clone_bytes()).sum::<u64>();
-        while self.frames.len() > MAX_KEYFRAMES || (self.frames.len() > 2 && bytes(&self.frames) > MAX_BYTES) {
+        self.push(sim.clone());
+        while self.frames.len() > MAX_KEYFRAMES || (self.frames.len() > 2 && self.bytes() > MAX_BYTES) {
             // Keep the first and every other one after it: snapshots thin out evenly.
-            let mut i = 0;
-            self.frames.retain(|_| {
-                i += 1;
-                i == 1 || i % 2 == 0
-            });
+            let frames = std::mem::take(&mut self.frames);
+            for (i, f) in frames.into_iter().enumerate() {
+                if i == 0 || i % 2 == 1 {
+                    self.frames.push(f);
+                } else {
+                    self.forget(&f);
+                }
+            }
             self.every *= 2;
         }
     }
@@ -96,6 +131,11 @@ mod tests {
         }
         assert!(k.count() <= MAX_KEYFRAMES);
         assert!(k.every > 50, "the interval grew as snapshots thinned");
+        // The running count of pages and bytes is what counting afresh gives.
+        let distinct: std::collections::BTreeSet<usize> = k.frames.iter().flat_map(|f| f.device_page_addrs()).collect();
+        let other: u64 = k.frames.iter().map(|f| f.approx_clone_bytes()).sum();
+        assert_eq!(k.bytes(), distinct.len() as u64 * SectorMap::PAGE_BYTES + other);
+        assert!(k.bytes() > other, "the snapshots hold pages of their own");
         assert!(k.frames.windows(2).all(|w| w[0].now() <= w[1].now()));
     }
 }

@@ -93,7 +93,7 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
         })
         .collect();
     if a.json {
-        let v = json!({
+        let mut v = json!({
             "crash_points": report.crash_points,
             "crash_states": report.crash_states,
             "duplicates": report.duplicates,
@@ -108,6 +108,9 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
             "reservation_overruns": m.reservation_overruns,
             "url": base,
         });
+        if report.horizon_states > 0 {
+            v["horizon_states"] = json!(report.horizon_states);
+        }
         crate::print_json(&v);
     } else {
         println!("crash points         {}", report.crash_points);
@@ -118,6 +121,12 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
         println!("torn heads trimmed   {}", report.torn_heads);
         println!("replayed transactions {}", report.transactions_replayed);
         println!("cancel records       {} ({} buffers not replayed)", report.cancel_records, report.buffers_cancelled);
+        if report.horizon_states > 0 {
+            println!(
+                "before the horizon   {} (a recovered version predates the folded history)",
+                report.horizon_states
+            );
+        }
         println!("hung                 {}", m.hung);
         println!("reservation overruns {}", m.reservation_overruns);
         if report.violations.is_empty() {

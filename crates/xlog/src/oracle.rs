@@ -4,7 +4,7 @@
 use crate::format;
 use crate::layout::{item_daddr, META_BB};
 use crate::recovery::{read_record, recover, Image, Layer, RecoveryReport};
-use crate::sim::History;
+use crate::sim::{FoldedItem, History};
 use crate::units::{Lsn, BBSIZE};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -150,17 +150,26 @@ impl<'h> Oracle<'h> {
     pub fn new(history: &'h History, head_at_crash: Lsn) -> Oracle<'h> {
         let mut touches: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
         let mut freed: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        for (c, ck) in history.checkpoints.iter().enumerate() {
+        let mut last_completed = BTreeMap::new();
+        // A folded item's last folded touch stands first among its touches.
+        for (&item, b) in &history.base {
+            touches.insert(item, vec![(b.checkpoint, b.version)]);
+            if b.freed {
+                freed.insert(item, vec![0]);
+            } else {
+                last_completed.insert(item, (b.version, b.commit_lsn));
+            }
+        }
+        for (c, ck) in history.kept() {
             for &(item, v) in &ck.items {
                 let t = touches.entry(item).or_default();
                 if ck.freed.contains(&item) {
                     freed.entry(item).or_default().push(t.len());
                 }
-                t.push((c as u32, v));
+                t.push((c, v));
             }
         }
-        let mut last_completed = BTreeMap::new();
-        for ck in history.checkpoints.iter().filter(|ck| ck.completed) {
+        for (_, ck) in history.kept().filter(|(_, ck)| ck.completed) {
             for &(item, v) in &ck.items {
                 if ck.freed.contains(&item) {
                     last_completed.remove(&item);
@@ -217,7 +226,7 @@ impl<'h> Oracle<'h> {
         if in_place.values().any(|&(_, lsn)| lsn > self.head_at_crash) {
             out.push(Invariant::MetadataLsnNotAhead);
         }
-        let rep = match recover(img) {
+        let mut rep = match recover(img) {
             Ok(r) => r,
             Err(e) => {
                 out.push(Invariant::RecoverySucceeds);
@@ -233,8 +242,11 @@ impl<'h> Oracle<'h> {
             out.push(Invariant::Tail);
         }
         // prefix and durability: the recovered map is the state after checkpoints 0..k.
-        let n_ckpt = self.history.checkpoints.len() as u32;
-        let window = prefix_window(&self.touches, &self.freed, &rep.items, n_ckpt);
+        let window = prefix_window(&self.touches, &self.freed, &self.history.base, &rep.items, self.history.len());
+        rep.before_horizon = window.before_horizon;
+        if window.before_horizon {
+            *why += &format!("prefix: a recovered version predates the {} folded checkpoints; ", self.history.folded);
+        }
         if window.freed_misfit {
             *why += "prefix: no prefix fits the items whose blocks were freed; ";
         }
@@ -291,7 +303,8 @@ impl<'h> Oracle<'h> {
         };
         for (&item, &(v, _)) in in_place {
             let Some(c) = self.checkpoint_of(item, v) else { continue };
-            let ck = &self.history.checkpoints[c as usize];
+            // Folded: complete, and its commit record FOLD_CYCLES behind the head.
+            let Some(ck) = self.history.get(c) else { continue };
             if !ck.completed
                 || (ck.commit_lsn >= live_from
                     && Self::record_present(img, Some(rep), ck.commit_lsn).is_none()
@@ -335,11 +348,11 @@ impl<'h> Oracle<'h> {
             lo_item.1,
             hi_item.0,
             hi_item.1,
-            self.history.checkpoints.len()
+            self.history.len()
         );
         // Where the older item's next version lived, and what is in place for it.
         let ck = |c: u32| {
-            self.history.checkpoints.get(c as usize).map_or(String::new(), |k| {
+            self.history.get(c).map_or(String::new(), |k| {
                 format!("checkpoint {c} start {} commit {} completed {}", k.start_lsn, k.commit_lsn, k.completed)
             })
         };
@@ -376,23 +389,48 @@ struct PrefixWindow {
     hi_item: (u32, u64),
     /// No k in the window fits every item whose block was freed (`lo > hi` then).
     freed_misfit: bool,
+    /// An item's recovered version predates its last folded touch: its interval is widened
+    /// to every prefix up to that touch, so the window may be wider than the full history's.
+    before_horizon: bool,
 }
 
 /// The window of prefix lengths the recovered versions allow. `touches`: item -> (checkpoint,
-/// version) in commit order; `freed`: item -> indexes into its touches that logged it stale.
+/// version) in commit order, a folded item's `base` touch first; `freed`: item -> indexes into
+/// its touches that logged it stale.
 fn prefix_window(
     touches: &BTreeMap<u32, Vec<(u32, u64)>>,
     freed: &BTreeMap<u32, Vec<usize>>,
+    base: &BTreeMap<u32, FoldedItem>,
     recovered: &BTreeMap<u32, u64>,
     n_ckpt: u32,
 ) -> PrefixWindow {
-    let mut w = PrefixWindow { lo: 0, hi: n_ckpt, lo_item: (0, 0), hi_item: (0, 0), freed_misfit: false };
+    let mut w = PrefixWindow {
+        lo: 0,
+        hi: n_ckpt,
+        lo_item: (0, 0),
+        hi_item: (0, 0),
+        freed_misfit: false,
+        before_horizon: false,
+    };
     // Items with a freed block later than their recovered version are also right in the
     // windows where the block was free; they are intersected after the plain items.
     let mut either: Vec<Vec<(u32, u32)>> = Vec::new();
     for (&item, t) in touches {
         let v = recovered.get(&item).copied().unwrap_or(0);
-        let ((a, b), windows) = item_windows(t, freed.get(&item), v);
+        let ((a, b), windows) = match base.get(&item) {
+            // Older than its last folded touch: right while its block is free after a stale
+            // touch; otherwise somewhere up to that touch, before the horizon.
+            Some(f) if v < f.version => {
+                let windows = free_windows(t, freed.get(&item), None);
+                if windows.is_empty() {
+                    w.before_horizon = true;
+                    ((0, f.checkpoint), windows)
+                } else {
+                    ((1, 0), windows)
+                }
+            }
+            _ => item_windows(t, freed.get(&item), v),
+        };
         if !windows.is_empty() {
             either.push(std::iter::once((a, b)).chain(windows).collect());
             continue;
@@ -428,15 +466,21 @@ fn item_windows(t: &[(u32, u64)], freed: Option<&Vec<usize>>, v: u64) -> ((u32, 
         Some(Some(p)) => (t[p].0 + 1, t.get(p + 1).map_or(u32::MAX, |n| n.0)),
         None => (1, 0),
     };
-    let windows: Vec<(u32, u32)> = match (p, freed) {
-        (Some(p), Some(f)) => f
-            .iter()
-            .filter(|&&q| p.is_none_or(|p| q > p))
-            .map(|&q| (t[q].0 + 1, t.get(q + 1).map_or(u32::MAX, |n| n.0)))
-            .collect(),
-        _ => Vec::new(),
+    let windows = match p {
+        Some(p) => free_windows(t, freed, p),
+        None => Vec::new(),
     };
     ((a, b), windows)
+}
+
+/// The windows an item's block is free, from its stale touches `freed` after touch `after`.
+fn free_windows(t: &[(u32, u64)], freed: Option<&Vec<usize>>, after: Option<usize>) -> Vec<(u32, u32)> {
+    freed.map_or(Vec::new(), |f| {
+        f.iter()
+            .filter(|&&q| after.is_none_or(|p| q > p))
+            .map(|&q| (t[q].0 + 1, t.get(q + 1).map_or(u32::MAX, |n| n.0)))
+            .collect()
+    })
 }
 
 /// The last k in [lo, hi] that lies inside one interval of every list (a sweep over the
@@ -498,7 +542,7 @@ mod tests {
         n_ckpt: u32,
     ) -> PrefixWindow {
         let freed = freed.iter().cloned().collect();
-        prefix_window(t, &freed, &recovered.iter().copied().collect(), n_ckpt)
+        prefix_window(t, &freed, &BTreeMap::new(), &recovered.iter().copied().collect(), n_ckpt)
     }
 
     #[test]
@@ -550,6 +594,34 @@ mod tests {
         assert_eq!(item_windows(&t[&1], Some(&vec![1]), 1), ((1, 1), vec![(2, u32::MAX)]));
         let w = window(&t, &[(1, vec![1])], &[(1, 1), (2, 1)], 3);
         assert_eq!((w.lo, w.hi), (1, 3));
+    }
+
+    #[test]
+    fn a_version_older_than_the_folded_history_widens_the_window_and_says_so() {
+        // Item 1 was last touched in folded checkpoint 5 at v3, then in checkpoint 8 at v4.
+        // Item 2 is touched only in checkpoint 9.
+        let fold = |freed| FoldedItem { checkpoint: 5, version: 3, commit_lsn: Lsn::ZERO, freed };
+        let t = touches(&[(1, 5, 3), (1, 8, 4), (2, 9, 1)]);
+        let base: BTreeMap<u32, FoldedItem> = [(1, fold(false))].into();
+        let w = |base: &BTreeMap<u32, FoldedItem>, freed: &BTreeMap<u32, Vec<usize>>, rec: &[(u32, u64)]| {
+            prefix_window(&t, freed, base, &rec.iter().copied().collect(), 10)
+        };
+        let none = BTreeMap::new();
+        // At its folded version: exact, 6..=8 checkpoints applied.
+        let at = w(&base, &none, &[(1, 3)]);
+        assert_eq!((at.lo, at.hi, at.before_horizon), (6, 8, false));
+        // Older (v1, or never logged): somewhere up to checkpoint 5, flagged.
+        let old = w(&base, &none, &[(1, 1)]);
+        assert_eq!((old.lo, old.hi, old.before_horizon), (0, 5, true));
+        assert!(w(&base, &none, &[]).before_horizon);
+        // Older and item 2 at v1 (needs 10): no prefix, still flagged.
+        let old = w(&base, &none, &[(1, 1), (2, 1)]);
+        assert!(old.lo > old.hi && old.before_horizon);
+        // Freed by its folded touch: any older content is right while the block is free.
+        let base: BTreeMap<u32, FoldedItem> = [(1, fold(true))].into();
+        let freed = [(1, vec![0])].into();
+        let free = w(&base, &freed, &[(1, 1)]);
+        assert_eq!((free.hi, free.before_horizon, free.freed_misfit), (8, false, false));
     }
 
     #[test]

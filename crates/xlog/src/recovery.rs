@@ -152,6 +152,10 @@ pub struct RecoveryReport {
     pub replayed: Vec<(Lsn, u32, u64)>,
     /// Filled by the oracle: why an invariant failed.
     pub why: String,
+    /// Filled by the oracle: a recovered version predates the folded history, so its
+    /// prefix window is known only as a superset.
+    #[serde(skip)]
+    pub before_horizon: bool,
 }
 
 /// `xlog_find_cycle_start`: binary search for the first block carrying `cycle`.
@@ -620,6 +624,7 @@ impl RecoveryReport {
             records_found: Vec::new(),
             replayed: Vec::new(),
             why: String::new(),
+            before_horizon: false,
         }
     }
 }

@@ -82,6 +82,20 @@ impl SectorMap {
         })
     }
 
+    /// Pages held.
+    pub fn pages(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Each page's buffer address: clones share a buffer until one side writes, so the
+    /// distinct addresses over many snapshots are the page memory they hold together.
+    pub fn page_addrs(&self) -> impl Iterator<Item = usize> + '_ {
+        self.pages.values().map(|p| Arc::as_ptr(&p.data) as usize)
+    }
+
+    /// Bytes of one page buffer.
+    pub const PAGE_BYTES: u64 = SECTOR as u64 * PER_PAGE;
+
     /// Every written sector with its bytes, in order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &[u8; SECTOR])> + '_ {
         self.sectors_in(0, u64::MAX).map(move |s| (s, self.get(s).expect("present")))
@@ -113,6 +127,11 @@ mod tests {
         assert_eq!(a.get(10).unwrap()[0], 1, "the original keeps its bytes");
         assert!(a.get(11).is_none());
         assert_eq!((b.get(10).unwrap()[0], b.get(11).unwrap()[0]), (2, 3));
+        // Page 1 (sector 10) is now two buffers; page 1 was never shared with anything else.
+        let c = a.clone();
+        let distinct: std::collections::BTreeSet<usize> =
+            a.page_addrs().chain(b.page_addrs()).chain(c.page_addrs()).collect();
+        assert_eq!((a.pages(), b.pages(), distinct.len()), (1, 1, 2));
     }
 
     #[test]

@@ -47,6 +47,14 @@ pub struct CrashReport {
     /// Cancel records recovery met (stale buffers), and buffer items it skipped for them.
     pub cancel_records: u64,
     pub buffers_cancelled: u64,
+    /// States whose prefix window is a superset: a recovered version predates the checkpoints
+    /// a long run folded (`History::fold_behind`). Listed only when some are.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub horizon_states: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl CrashReport {
@@ -260,6 +268,7 @@ impl PointCheck<'_> {
                 report.transactions_replayed += r.transactions_replayed as u64;
                 report.cancel_records += r.cancel_records as u64;
                 report.buffers_cancelled += r.buffers_cancelled as u64;
+                report.horizon_states += r.before_horizon as u64;
                 format!(
                     "head {} tail {} records {} replayed {}; {}",
                     r.head_blk, r.tail_blk, r.records, r.transactions_replayed, r.why

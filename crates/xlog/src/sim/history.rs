@@ -1,5 +1,8 @@
 //! What the crash oracle checks recovery against: every checkpoint in commit-record order,
 //! what was acknowledged, and every record written. Recovery never sees it.
+//!
+//! A long run folds old checkpoints into one entry per item (`fold`), so memory stays
+//! bounded by the item pool rather than growing with virtual time.
 
 use crate::units::Lsn;
 use serde::Serialize;
@@ -17,9 +20,24 @@ pub struct CheckpointRecord {
     pub completed: bool,
 }
 
+/// What the folded checkpoints left of one item: its last touch among them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FoldedItem {
+    /// Index of the checkpoint that last logged it.
+    pub checkpoint: u32,
+    pub version: u64,
+    pub commit_lsn: Lsn,
+    /// That touch logged it stale: its block is free after it.
+    pub freed: bool,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct History {
+    /// Checkpoints `folded..` in order; those before were folded into `base`. Index with
+    /// `get`, which counts from the first checkpoint ever written.
     pub checkpoints: Vec<CheckpointRecord>,
+    pub folded: u32,
+    pub base: BTreeMap<u32, FoldedItem>,
     /// Checkpoints 0..acked were acknowledged to a waiter (a log force returned).
     pub acked: u32,
     /// File data blocks an fsync returned for: daddr -> version.
@@ -32,6 +50,15 @@ pub struct History {
 /// Records the oracle looks back over for the newest tail an intact record states.
 pub const RECENT_RECORDS: usize = 64;
 
+/// Checkpoints kept unfolded at least; folding waits until twice as many are held, so it
+/// runs once per `FOLD_BATCH` checkpoints.
+pub const FOLD_BATCH: usize = 1024;
+
+/// A checkpoint is folded only once the log head is this many cycles past its commit record:
+/// every block it wrote has been rewritten since, so a crash state can bring it back only
+/// through writes that a run of correct flushes would have made stable long ago.
+pub const FOLD_CYCLES: u32 = 2;
+
 impl History {
     /// Notes a submitted record, forgetting the oldest beyond `RECENT_RECORDS`.
     pub fn record_submitted(&mut self, lsn: Lsn, tail: Lsn) {
@@ -39,5 +66,54 @@ impl History {
             self.records.pop_front();
         }
         self.records.push_back((lsn, tail));
+    }
+
+    /// Checkpoints written so far, folded ones included.
+    pub fn len(&self) -> u32 {
+        self.folded + self.checkpoints.len() as u32
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Checkpoint `c`, counted from the first ever written; `None` once folded.
+    pub fn get(&self, c: u32) -> Option<&CheckpointRecord> {
+        self.checkpoints.get(c.checked_sub(self.folded)? as usize)
+    }
+
+    pub fn get_mut(&mut self, c: u32) -> Option<&mut CheckpointRecord> {
+        self.checkpoints.get_mut(c.checked_sub(self.folded)? as usize)
+    }
+
+    /// The kept checkpoints with their indexes.
+    pub fn kept(&self) -> impl Iterator<Item = (u32, &CheckpointRecord)> {
+        (self.folded..).zip(&self.checkpoints)
+    }
+
+    /// Folds the oldest checkpoints that are complete, `FOLD_CYCLES` behind `head` and below
+    /// `limit`, keeping at least `batch` (normally `FOLD_BATCH`). Does nothing until twice
+    /// that many are held.
+    pub fn fold_behind(&mut self, head: Lsn, limit: u32, batch: usize) {
+        if self.checkpoints.len() < 2 * batch {
+            return;
+        }
+        let n = self.checkpoints[..self.checkpoints.len() - batch]
+            .iter()
+            .zip(self.folded..limit)
+            .take_while(|(c, _)| c.completed && c.commit_lsn.cycle() + FOLD_CYCLES <= head.cycle())
+            .count();
+        self.fold(n);
+    }
+
+    /// Folds the `n` oldest kept checkpoints into `base`.
+    pub fn fold(&mut self, n: usize) {
+        for (c, ck) in (self.folded..).zip(self.checkpoints.drain(..n)) {
+            for &(item, version) in &ck.items {
+                let freed = ck.freed.contains(&item);
+                self.base.insert(item, FoldedItem { checkpoint: c, version, commit_lsn: ck.commit_lsn, freed });
+            }
+        }
+        self.folded += n as u32;
     }
 }

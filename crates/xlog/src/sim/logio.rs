@@ -238,7 +238,7 @@ impl Sim {
         let ic = self.log.iclog(commit_iclog);
         let (count, _) = crate::iclog::xlog_calc_iclog_size(&self.geo, ic.offset);
         let end = ic.lsn.linear(self.geo.log_bb) + count as u64 / BBSIZE as u64;
-        let ck = &self.history.checkpoints[c as usize];
+        let ck = self.history.get(c).expect("a completing checkpoint is never folded");
         self.monitor.checkpoint_completed(ck, end, self.devs[0].stable(), self.log_start);
     }
 
@@ -246,7 +246,7 @@ impl Sim {
     fn xlog_cil_committed(&mut self, c: u32) {
         self.counters.checkpoints += 1;
         self.counters.flushes_at_checkpoint = self.devs.iter().map(|d| d.stats.flushes).sum();
-        let ck = &mut self.history.checkpoints[c as usize];
+        let ck = self.history.get_mut(c).expect("a completing checkpoint is never folded");
         ck.completed = true;
         let (start, seq) = (ck.start_lsn, ck.sequence);
         let pos = self.cil.committing.iter().position(|x| x.sequence == seq).expect("completing a committing context");
@@ -277,6 +277,11 @@ impl Sim {
         if freed {
             self.assign_tail(TASK_IOEND);
             self.xfs_log_space_wake();
+        }
+        if self.fold_batch > 0 {
+            // An fsync workload folds only acknowledged checkpoints: `ack_fsync` searches above them.
+            let limit = if self.scenario.fsync { self.history.acked } else { u32::MAX };
+            self.history.fold_behind(Lsn::new(self.log.curr_cycle, self.log.curr_block), limit, self.fold_batch);
         }
     }
 

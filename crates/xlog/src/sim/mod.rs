@@ -47,7 +47,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub use branch::BRANCH_KEYS;
-pub use history::{CheckpointRecord, History, RECENT_RECORDS};
+use history::FOLD_BATCH as DEFAULT_FOLD_BATCH;
+pub use history::{CheckpointRecord, FoldedItem, History, FOLD_BATCH, RECENT_RECORDS};
 pub use milestone::Milestone;
 pub use push::PushState;
 pub use timeline::{IoPurpose, IoSpan};
@@ -106,6 +107,8 @@ pub struct Sim {
     push_queued: bool,
     items: Vec<Item>,
     history: History,
+    /// Fold old checkpoints in batches of this many (`History::fold_behind`); 0: never.
+    fold_batch: usize,
     /// Records held back until a data-device flush completes (external log or split), with
     /// the task that synced them.
     pending_records: Vec<Option<(TaskId, Record, ReqFlags)>>,
@@ -185,6 +188,7 @@ impl Sim {
             push_queued: false,
             items,
             history: History::default(),
+            fold_batch: DEFAULT_FOLD_BATCH,
             pending_records: vec![None; n],
             uuid,
             counters: Counters::default(),

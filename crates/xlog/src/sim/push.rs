@@ -389,7 +389,7 @@ impl Sim {
     /// iclog, callbacks attached in commit order, commit LSN published.
     fn commit_record_written(&mut self, k: u32, i: usize, lsn: Lsn) {
         let seq = self.pushers[k as usize].seq;
-        let id = self.history.checkpoints.len() as u32;
+        let id = self.history.len();
         let ctx = self.ctx_mut(seq);
         ctx.commit_lsn = lsn;
         ctx.commit_iclog = Some(i as u32);

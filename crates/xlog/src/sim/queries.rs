@@ -36,6 +36,11 @@ impl Sim {
     pub fn history(&self) -> &History {
         &self.history
     }
+    /// Folds old checkpoints in batches of `batch` (`FOLD_BATCH` by default), or never with
+    /// 0: tests compare crash verdicts with and without folding.
+    pub fn set_history_fold(&mut self, batch: usize) {
+        self.fold_batch = batch;
+    }
     pub fn devices(&self) -> &[Device] {
         &self.devs
     }
@@ -97,14 +102,23 @@ impl Sim {
     }
 
     /// Roughly what a clone of this simulation holds that a clone does not share: items,
-    /// iclog buffers, cached writes and the history. Device pages are shared (copy on write).
-    /// The lab keeps its time-travel snapshots within a budget of this.
+    /// iclog buffers, cached writes, the history and the device page tables. The pages
+    /// themselves are shared until written (`device_page_addrs` tells them apart). The lab
+    /// keeps its time-travel snapshots within a budget of both.
     pub fn approx_clone_bytes(&self) -> u64 {
         let items = self.items.len() as u64 * std::mem::size_of::<Item>() as u64;
         let iclogs = self.log.iclogs().iter().map(|ic| ic.data.len() as u64).sum::<u64>();
         let cache = self.devs.iter().map(|d| d.cached_bytes()).sum::<u64>();
         let history = self.history.checkpoints.iter().map(|c| 64 + c.items.len() as u64 * 16).sum::<u64>()
-            + self.history.records.len() as u64 * 16;
-        items + iclogs + cache + history
+            + self.history.records.len() as u64 * 16
+            + self.history.base.len() as u64 * 64;
+        // A BTreeMap entry: key, Arc and presence bits, with node overhead.
+        let page_tables = self.devs.iter().map(|d| d.stable().pages() as u64 * 48).sum::<u64>();
+        items + iclogs + cache + history + page_tables
+    }
+
+    /// Every stable device page's buffer address (see `SectorMap::page_addrs`).
+    pub fn device_page_addrs(&self) -> impl Iterator<Item = usize> + '_ {
+        self.devs.iter().flat_map(|d| d.stable().page_addrs())
     }
 }

@@ -101,11 +101,7 @@ impl Sim {
         let purpose = match tag {
             IoTag::Iclog(i) => {
                 let ic = self.log.iclog(i);
-                checkpoints = ic
-                    .callbacks
-                    .iter()
-                    .filter_map(|&c| self.history.checkpoints.get(c as usize).map(|k| k.sequence))
-                    .collect();
+                checkpoints = ic.callbacks.iter().filter_map(|&c| self.history.get(c).map(|k| k.sequence)).collect();
                 IoPurpose::Log { iclog: i as u32, lsn: ic.lsn }
             }
             IoTag::IclogDataFlush(i) => IoPurpose::LogDataFlush { iclog: i as u32 },

@@ -220,7 +220,7 @@ pub struct TasksView {
 
 impl Sim {
     pub fn iclogs_view(&self) -> IclogsView {
-        let seq_of = |c: u32| self.history.checkpoints.get(c as usize).map_or(0, |k| k.sequence);
+        let seq_of = |c: u32| self.history.get(c).map_or(0, |k| k.sequence);
         IclogsView {
             iclogs: self
                 .log

@@ -419,14 +419,11 @@ impl Sim {
     fn ack_fsync(&mut self, w: TaskId) {
         let seq = self.writers[w as usize].seq;
         // Every checkpoint up to this sequence is on stable storage now. Checkpoints are in
-        // sequence order and those below `acked` are known to be covered: search the rest.
-        let (cks, acked) = (&self.history.checkpoints, self.history.acked as usize);
-        let covered = acked == 0 || cks.get(acked - 1).is_some_and(|c| c.sequence <= seq);
-        let upto = if covered {
-            (acked + cks[acked.min(cks.len())..].partition_point(|c| c.sequence <= seq)) as u32
-        } else {
-            0
-        };
+        // sequence order and those below `acked` are known to be covered: search the rest
+        // (an fsync workload folds only acknowledged checkpoints, so they are all kept).
+        let h = &self.history;
+        let rest = &h.checkpoints[(h.acked - h.folded) as usize..];
+        let upto = h.acked + rest.partition_point(|c| c.sequence <= seq) as u32;
         if upto > self.history.acked {
             self.history.acked = upto;
             self.emit(w, TraceKind::ForceDone { ckpt: upto - 1 });
