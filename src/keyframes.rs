@@ -3,7 +3,7 @@
 //! snapshot and runs forward, so it lands on the state a straight run reaches.
 
 use std::collections::BTreeMap;
-use xlog::{Ns, SectorMap, Sim};
+use xlog::{Ns, Sim};
 
 /// Events between snapshots at first; thinning doubles it.
 const FIRST_EVERY: u64 = 20_000;
@@ -14,9 +14,11 @@ const MAX_BYTES: u64 = 192 << 20;
 pub struct Keyframes {
     frames: Vec<Sim>,
     every: u64,
-    /// Device page buffers the snapshots hold, by address, with how many hold each: a page
-    /// the run rewrote since a snapshot is that snapshot's alone (a log cycle's worth soon).
-    pages: BTreeMap<usize, u32>,
+    /// Device page buffers the snapshots hold, by address: how many hold each, and its size.
+    /// A page the run rewrote since a snapshot is that snapshot's alone (a log cycle's worth
+    /// soon).
+    pages: BTreeMap<usize, (u32, usize)>,
+    page_bytes: u64,
     /// What the snapshots hold besides those pages (`Sim::approx_clone_bytes`).
     other_bytes: u64,
 }
@@ -24,24 +26,30 @@ pub struct Keyframes {
 impl Keyframes {
     /// Starts from the simulation as the page opened it.
     pub fn new(first: &Sim) -> Keyframes {
-        let mut k = Keyframes { frames: Vec::new(), every: FIRST_EVERY, pages: BTreeMap::new(), other_bytes: 0 };
+        let mut k =
+            Keyframes { frames: Vec::new(), every: FIRST_EVERY, pages: BTreeMap::new(), page_bytes: 0, other_bytes: 0 };
         k.push(first.clone());
         k
     }
 
     fn push(&mut self, sim: Sim) {
-        for a in sim.device_page_addrs() {
-            *self.pages.entry(a).or_default() += 1;
+        for (a, n) in sim.device_page_buffers() {
+            let e = self.pages.entry(a).or_insert((0, n));
+            if e.0 == 0 {
+                self.page_bytes += n as u64;
+            }
+            e.0 += 1;
         }
         self.other_bytes += sim.approx_clone_bytes();
         self.frames.push(sim);
     }
 
     fn forget(&mut self, sim: &Sim) {
-        for a in sim.device_page_addrs() {
-            if let Some(n) = self.pages.get_mut(&a) {
-                *n -= 1;
-                if *n == 0 {
+        for (a, _) in sim.device_page_buffers() {
+            if let Some(e) = self.pages.get_mut(&a) {
+                e.0 -= 1;
+                if e.0 == 0 {
+                    self.page_bytes -= e.1 as u64;
                     self.pages.remove(&a);
                 }
             }
@@ -51,7 +59,7 @@ impl Keyframes {
 
     /// Memory the snapshots hold: distinct page buffers plus the rest of each.
     pub fn bytes(&self) -> u64 {
-        self.pages.len() as u64 * SectorMap::PAGE_BYTES + self.other_bytes
+        self.page_bytes + self.other_bytes
     }
 
     /// Takes a snapshot of `sim` if it has run `every` events past the last one.
@@ -132,9 +140,10 @@ mod tests {
         assert!(k.count() <= MAX_KEYFRAMES);
         assert!(k.every > 50, "the interval grew as snapshots thinned");
         // The running count of pages and bytes is what counting afresh gives.
-        let distinct: std::collections::BTreeSet<usize> = k.frames.iter().flat_map(|f| f.device_page_addrs()).collect();
+        let distinct: std::collections::BTreeSet<(usize, usize)> =
+            k.frames.iter().flat_map(|f| f.device_page_buffers()).collect();
         let other: u64 = k.frames.iter().map(|f| f.approx_clone_bytes()).sum();
-        assert_eq!(k.bytes(), distinct.len() as u64 * SectorMap::PAGE_BYTES + other);
+        assert_eq!(k.bytes(), distinct.iter().map(|&(_, n)| n as u64).sum::<u64>() + other);
         assert!(k.bytes() > other, "the snapshots hold pages of their own");
         assert!(k.frames.windows(2).all(|w| w[0].now() <= w[1].now()));
     }

@@ -453,13 +453,14 @@ fn the_seed_003_awk_pipeline_counts_real_cil_throttle_waits_on_a_slow_log_device
     // cil-throttle-32mb as given). A log device doing one 256 KiB iclog per 40 ms (6.4 MB/s)
     // cannot drain the 32 MiB checkpoints of a 512 MiB log as fast as 16 creators fill them:
     // once four pushes are waiting on iclogs, the next context reaches the 64 MiB blocking
-    // limit, about 190 MB of CIL (some 650,000 creates: 10 s here, longer on a busy machine).
+    // limit, about 190 MB of CIL (some 650,000 creates: 10 s here alone, and more than 25 s in
+    // one full test run, so it runs 40 s).
     let trace = std::env::temp_dir().join(format!("loglab-kernel-cilwait-{}.trace", std::process::id()));
     let path = trace.to_str().unwrap();
     let out = loglab()
         .args(["kernel", "run", "--preset", "cil-throttle-32mb", "--json", "--trace", path])
         .args(["--set", "log_size=512MiB", "--set", "fs_size=4GiB", "--set", "iclog_size=256KiB"])
-        .args(["--set", "duration=25s", "--write-delay-us", "40000"])
+        .args(["--set", "duration=40s", "--write-delay-us", "40000"])
         .timeout(Duration::from_secs(170))
         .assert()
         .success();

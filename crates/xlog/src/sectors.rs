@@ -1,6 +1,8 @@
 //! Sparse sector storage in 4 KiB pages: only written pages cost memory, and a clone shares
 //! its pages until one side writes to them (copy on write), so keeping snapshots of a run
-//! (the lab's time travel) costs a page table, not a copy of the disk.
+//! (the lab's time travel) costs a page table, not a copy of the disk. A page keeps its bytes
+//! only up to its last sector that is not all zeros: a metadata block (a header, then zeros)
+//! costs one sector, not eight.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,9 +13,19 @@ const PER_PAGE: u64 = 8;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Page {
-    data: Arc<[u8; SECTOR * PER_PAGE as usize]>,
+    /// The page's first sectors (whole sectors); those past its end are zeros.
+    data: Arc<Vec<u8>>,
     /// Bit i: sector i of the page has been written.
     present: u8,
+}
+
+const PAGE: usize = SECTOR * PER_PAGE as usize;
+static ZERO_SECTOR: [u8; SECTOR] = [0; SECTOR];
+
+/// `bytes` without its trailing all-zero sectors.
+fn trimmed(bytes: &[u8]) -> Vec<u8> {
+    let keep = bytes.chunks(SECTOR).rposition(|s| s != ZERO_SECTOR.as_slice()).map_or(0, |i| i + 1);
+    bytes[..keep * SECTOR].to_vec()
 }
 
 /// Sectors by number; unwritten sectors read as absent (zeros to the reader).
@@ -35,19 +47,21 @@ impl SectorMap {
             let first = (s % PER_PAGE) as usize;
             let n = (PER_PAGE as usize - first).min(rest.len().div_ceil(SECTOR));
             let (chunk, tail) = rest.split_at((n * SECTOR).min(rest.len()));
-            if let Ok(whole) = <&[u8; SECTOR * PER_PAGE as usize]>::try_from(chunk) {
-                // A whole page: a new page from the bytes, neither zeroed first nor copied
-                // from a page a snapshot shares.
-                self.pages.insert(s / PER_PAGE, Page { data: Arc::new(*whole), present: u8::MAX });
+            if chunk.len() == PAGE {
+                // A whole page: a new page from the bytes, not copied from a page a snapshot
+                // shares.
+                self.pages.insert(s / PER_PAGE, Page { data: Arc::new(trimmed(chunk)), present: u8::MAX });
                 s += n as u64;
                 rest = tail;
                 continue;
             }
-            let page = self
-                .pages
-                .entry(s / PER_PAGE)
-                .or_insert_with(|| Page { data: Arc::new([0; SECTOR * PER_PAGE as usize]), present: 0 });
-            Arc::make_mut(&mut page.data)[first * SECTOR..first * SECTOR + chunk.len()].copy_from_slice(chunk);
+            let page = self.pages.entry(s / PER_PAGE).or_insert_with(|| Page { data: Arc::default(), present: 0 });
+            let (from, to) = (first * SECTOR, first * SECTOR + n * SECTOR);
+            let data = Arc::make_mut(&mut page.data);
+            if data.len() < to {
+                data.resize(to, 0);
+            }
+            data[from..from + chunk.len()].copy_from_slice(chunk);
             page.present |= (((1u16 << n) - 1) << first) as u8;
             s += n as u64;
             rest = tail;
@@ -61,7 +75,7 @@ impl SectorMap {
             return None;
         }
         let off = i as usize * SECTOR;
-        Some(page.data[off..off + SECTOR].try_into().expect("one sector"))
+        Some(page.data.get(off..off + SECTOR).map_or(&ZERO_SECTOR, |s| s.try_into().expect("one sector")))
     }
 
     pub fn contains(&self, sector: u64) -> bool {
@@ -87,14 +101,11 @@ impl SectorMap {
         self.pages.len()
     }
 
-    /// Each page's buffer address: clones share a buffer until one side writes, so the
-    /// distinct addresses over many snapshots are the page memory they hold together.
-    pub fn page_addrs(&self) -> impl Iterator<Item = usize> + '_ {
-        self.pages.values().map(|p| Arc::as_ptr(&p.data) as usize)
+    /// Each page's buffer address and size: clones share a buffer until one side writes, so
+    /// the distinct addresses over many snapshots are the page memory they hold together.
+    pub fn page_buffers(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.pages.values().map(|p| (Arc::as_ptr(&p.data) as usize, p.data.len()))
     }
-
-    /// Bytes of one page buffer.
-    pub const PAGE_BYTES: u64 = SECTOR as u64 * PER_PAGE;
 
     /// Every written sector with its bytes, in order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &[u8; SECTOR])> + '_ {
@@ -129,9 +140,24 @@ mod tests {
         assert_eq!((b.get(10).unwrap()[0], b.get(11).unwrap()[0]), (2, 3));
         // Page 1 (sector 10) is now two buffers; page 1 was never shared with anything else.
         let c = a.clone();
-        let distinct: std::collections::BTreeSet<usize> =
-            a.page_addrs().chain(b.page_addrs()).chain(c.page_addrs()).collect();
+        let distinct: std::collections::BTreeSet<(usize, usize)> =
+            a.page_buffers().chain(b.page_buffers()).chain(c.page_buffers()).collect();
         assert_eq!((a.pages(), b.pages(), distinct.len()), (1, 1, 2));
+    }
+
+    #[test]
+    fn trailing_zero_sectors_cost_nothing_and_read_as_written() {
+        let mut m = SectorMap::new();
+        let mut block = vec![0u8; 4096];
+        block[3] = 7; // a metadata block: a header, then zeros
+        m.write(8, &block);
+        assert_eq!(m.page_buffers().map(|(_, n)| n).collect::<Vec<_>>(), vec![512]);
+        assert_eq!((m.get(8).unwrap()[3], m.get(15).unwrap()[511]), (7, 0));
+        assert_eq!(m.sectors_in(0, 100).count(), 8, "every sector was written");
+        m.write(13, &[9u8; 512]); // past the kept bytes: the page grows
+        assert_eq!((m.get(13).unwrap()[0], m.get(12).unwrap()[0], m.get(14).unwrap()[0]), (9, 0, 0));
+        m.write(0, &[0u8; 4096]);
+        assert_eq!(m.get(0).map(|s| s[0]), Some(0), "an all-zero page is written, and empty");
     }
 
     #[test]

@@ -427,3 +427,25 @@ fn frames_with_an_event_budget_run_the_same_events_as_one_run_until() {
     assert_eq!(framed.trace_hash(), whole.trace_hash());
     assert!(frames > 30, "the budget split the run into many frames ({frames})");
 }
+
+/// Past its inode cap a create run reuses inodes oldest first, and each reused inode has left
+/// the log by then (a debug assertion checks it at every reuse): creates keep logging whole
+/// inodes, so checkpoints keep coming and memory stays bounded.
+#[test]
+fn creates_past_the_inode_cap_reuse_clean_inodes_and_keep_checkpointing() {
+    let s = Scenario {
+        log_size: Size(4 << 20),
+        fs_size: Size(4 << 30),
+        duration: Duration(NS_PER_SEC),
+        ..find_preset("fsmark-create").unwrap()
+    };
+    let mut sim = Sim::new(&s).unwrap();
+    sim.run_until(NS_PER_SEC / 2);
+    let (reused, checkpoints) = (sim.inodes_reused(), sim.metrics().checkpoints);
+    assert!(reused > 0, "the cap was reached");
+    sim.run();
+    let m = sim.metrics();
+    assert!(sim.inodes_reused() > reused && m.checkpoints > checkpoints + 10, "{} checkpoints", m.checkpoints);
+    // Every create logs a whole inode item (256 bytes with its op headers) as a new one does.
+    assert!(m.bytes_logged / m.transactions >= 256, "{} bytes per transaction", m.bytes_logged / m.transactions);
+}

@@ -38,6 +38,8 @@ pub struct History {
     pub checkpoints: Vec<CheckpointRecord>,
     pub folded: u32,
     pub base: BTreeMap<u32, FoldedItem>,
+    /// Items over the kept checkpoints (a fold is due past `FOLD_ITEMS`).
+    kept_items: usize,
     /// Checkpoints 0..acked were acknowledged to a waiter (a log force returned).
     pub acked: u32,
     /// File data blocks an fsync returned for: daddr -> version.
@@ -50,9 +52,12 @@ pub struct History {
 /// Records the oracle looks back over for the newest tail an intact record states.
 pub const RECENT_RECORDS: usize = 64;
 
-/// Checkpoints kept unfolded at least; folding waits until twice as many are held, so it
-/// runs once per `FOLD_BATCH` checkpoints.
+/// Folding waits until twice this many checkpoints are kept, then keeps this many at least.
 pub const FOLD_BATCH: usize = 1024;
+
+/// ... or until the kept checkpoints hold this many items (big checkpoints: create runs log
+/// tens of thousands of inodes in each), then folds all it may.
+pub const FOLD_ITEMS: usize = 1 << 20;
 
 /// A checkpoint is folded only once the log head is this many cycles past its commit record:
 /// every block it wrote has been rewritten since, so a crash state can bring it back only
@@ -66,6 +71,12 @@ impl History {
             self.records.pop_front();
         }
         self.records.push_back((lsn, tail));
+    }
+
+    /// Appends the checkpoint whose commit record was just written.
+    pub fn push(&mut self, ck: CheckpointRecord) {
+        self.kept_items += ck.items.len();
+        self.checkpoints.push(ck);
     }
 
     /// Checkpoints written so far, folded ones included.
@@ -92,13 +103,17 @@ impl History {
     }
 
     /// Folds the oldest checkpoints that are complete, `FOLD_CYCLES` behind `head` and below
-    /// `limit`, keeping at least `batch` (normally `FOLD_BATCH`). Does nothing until twice
-    /// that many are held.
+    /// `limit`: once twice `batch` (normally `FOLD_BATCH`) are kept, keeping `batch`; once
+    /// they hold `FOLD_ITEMS` items, as many as may be.
     pub fn fold_behind(&mut self, head: Lsn, limit: u32, batch: usize) {
-        if self.checkpoints.len() < 2 * batch {
+        let keep = if self.checkpoints.len() >= 2 * batch {
+            batch
+        } else if self.kept_items >= FOLD_ITEMS {
+            0
+        } else {
             return;
-        }
-        let n = self.checkpoints[..self.checkpoints.len() - batch]
+        };
+        let n = self.checkpoints[..self.checkpoints.len() - keep]
             .iter()
             .zip(self.folded..limit)
             .take_while(|(c, _)| c.completed && c.commit_lsn.cycle() + FOLD_CYCLES <= head.cycle())
@@ -109,6 +124,7 @@ impl History {
     /// Folds the `n` oldest kept checkpoints into `base`.
     pub fn fold(&mut self, n: usize) {
         for (c, ck) in (self.folded..).zip(self.checkpoints.drain(..n)) {
+            self.kept_items -= ck.items.len();
             for &(item, version) in &ck.items {
                 let freed = ck.freed.contains(&item);
                 self.base.insert(item, FoldedItem { checkpoint: c, version, commit_lsn: ck.commit_lsn, freed });

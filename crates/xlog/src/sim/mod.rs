@@ -106,6 +106,11 @@ pub struct Sim {
     /// A push was requested and no worker has taken it yet (`queue_work`).
     push_queued: bool,
     items: Vec<Item>,
+    /// The first item a create allocated (`alloc_item`), the most the run creates, and
+    /// how many creates reused one.
+    first_created: u32,
+    inode_cap: u32,
+    inodes_reused: u64,
     history: History,
     /// Fold old checkpoints in batches of this many (`History::fold_behind`); 0: never.
     fold_batch: usize,
@@ -166,6 +171,7 @@ impl Sim {
         let ctx_unit_res = xlog_calc_unit_res(&geo, 0, scenario.unit_res_roundoff);
         let mut ctx_ticket = Ticket::new(rng.next_u32(), ctx_unit_res, 1, false);
         ctx_ticket.curr_res = 0; // xlog_cil_ticket_alloc: the first commit steals it
+        let inode_cap = nitems.saturating_add(workload::inode_cap(&geo));
         let mut sim = Sim {
             scenario: scenario.clone(),
             geo: geo.clone(),
@@ -186,6 +192,9 @@ impl Sim {
             writers,
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
             push_queued: false,
+            first_created: nitems,
+            inode_cap,
+            inodes_reused: 0,
             items,
             history: History::default(),
             fold_batch: DEFAULT_FOLD_BATCH,

@@ -397,7 +397,7 @@ impl Sim {
         let start_lsn = ctx.start_lsn;
         let items = ctx.items.iter().map(|(&item, lv)| (item, lv.version)).collect();
         let freed = ctx.items.iter().filter(|(_, lv)| lv.kind.is_stale()).map(|(&item, _)| item).collect();
-        self.history.checkpoints.push(CheckpointRecord {
+        self.history.push(CheckpointRecord {
             sequence: seq,
             items,
             freed,

@@ -36,6 +36,10 @@ impl Sim {
     pub fn history(&self) -> &History {
         &self.history
     }
+    /// Creates that reused an inode past the run's inode cap (`alloc_item`).
+    pub fn inodes_reused(&self) -> u64 {
+        self.inodes_reused
+    }
     /// Folds old checkpoints in batches of `batch` (`FOLD_BATCH` by default), or never with
     /// 0: tests compare crash verdicts with and without folding.
     pub fn set_history_fold(&mut self, batch: usize) {
@@ -103,7 +107,7 @@ impl Sim {
 
     /// Roughly what a clone of this simulation holds that a clone does not share: items,
     /// iclog buffers, cached writes, the history and the device page tables. The pages
-    /// themselves are shared until written (`device_page_addrs` tells them apart). The lab
+    /// themselves are shared until written (`device_page_buffers` tells them apart). The lab
     /// keeps its time-travel snapshots within a budget of both.
     pub fn approx_clone_bytes(&self) -> u64 {
         let items = self.items.len() as u64 * std::mem::size_of::<Item>() as u64;
@@ -117,8 +121,8 @@ impl Sim {
         items + iclogs + cache + history + page_tables
     }
 
-    /// Every stable device page's buffer address (see `SectorMap::page_addrs`).
-    pub fn device_page_addrs(&self) -> impl Iterator<Item = usize> + '_ {
-        self.devs.iter().flat_map(|d| d.stable().page_addrs())
+    /// Every stable device page's buffer address and size (see `SectorMap::page_buffers`).
+    pub fn device_page_buffers(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.devs.iter().flat_map(|d| d.stable().page_buffers())
     }
 }

@@ -2,7 +2,8 @@
 
 use super::Sim;
 use crate::cil::ItemKind;
-use crate::format::{BUF_CHUNKS, FORK_MAX};
+use crate::format::{BUF_CHUNKS, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR};
+use crate::geometry::Geometry;
 use crate::layout::{self, item_daddr, MAX_ITEMS, META_BB, SHARED_ITEMS};
 use crate::scenario::WorkloadKind;
 use crate::units::{Lsn, TaskId};
@@ -33,6 +34,15 @@ impl Item {
     }
 }
 
+/// Inodes a run creates before it reuses them (`Sim::alloc_item`): twice what the whole log
+/// holds as inode items. After that many creates (each logging an inode of its own) the log
+/// has wrapped twice, so the tail has passed the reused inode: it was written back and left
+/// the AIL, and logging it again is logging a new inode.
+pub(super) fn inode_cap(geo: &Geometry) -> u32 {
+    let inode_item = INODE_FMT + INODE_CORE + 2 * OP_HDR;
+    (2 * (geo.log_bytes / inode_item)).max(4096)
+}
+
 impl Sim {
     /// A run of `n` dirty chunks at a random place in a 4 KiB buffer.
     fn chunk_run(&mut self, n: u32) -> u32 {
@@ -50,16 +60,33 @@ impl Sim {
         id
     }
 
-    /// A new inode for a create: a fresh item while the metadata area has room.
-    /// Model: once it is full, creates relog inodes from the writer's own pool.
+    /// A new inode for a create: a fresh item while the metadata area has room, up to
+    /// `inode_cap` of them; past the cap, the oldest created inode again, round robin.
+    /// Model: a finite inode table reused oldest first once it is clean (see `inode_cap`),
+    /// which bounds a long run's memory. When the metadata area itself is full (a small
+    /// filesystem), there is none: creates relog inodes from the writer's own pool.
     fn alloc_item(&mut self) -> Option<u32> {
         let end = layout::meta_area_end(&self.scenario);
         let id = self.items.len() as u32;
-        if item_daddr(id) + META_BB > end || id >= MAX_ITEMS {
+        if item_daddr(id) + META_BB > end {
             return None;
         }
-        self.items.push(Item::new(id, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
-        Some(id)
+        if id < MAX_ITEMS.min(self.inode_cap) {
+            self.items.push(Item::new(id, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
+            return Some(id);
+        }
+        let created = (id - self.first_created) as u64;
+        if created == 0 {
+            return None;
+        }
+        let reuse = self.first_created + (self.inodes_reused % created) as u32;
+        self.inodes_reused += 1;
+        let it = &self.items[reuse as usize];
+        debug_assert!(
+            self.ail.lsn(reuse).is_none() && it.pinned == 0 && it.flushing.is_none(),
+            "inode {reuse} reused while still in the log"
+        );
+        Some(reuse)
     }
 
     /// `xfs_rtallocate_extent_near` at the writer's hint; old extents are freed to keep the
