@@ -11,6 +11,8 @@
 
 use crate::scenario::DeviceBug;
 use crate::units::{Ns, NS_PER_SEC};
+use rand_core::{RngCore, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -35,9 +37,11 @@ pub struct DeviceProfile {
     pub half_rotation_ns: Ns,
     /// Flash program latency paid by write-through (FUA or no cache) writes.
     pub program_ns: Ns,
-    /// Fixed cost of a cache flush, plus per cached extent to drain.
+    /// Fixed cost of a cache flush, plus per cached extent to drain: a fixed part and, on
+    /// rotating media, the mean rotational wait of its destage (drawn per extent).
     pub flush_base_ns: Ns,
     pub flush_per_extent_ns: Ns,
+    pub flush_rotation_ns: Ns,
     /// Media time of a random 4 KiB read on flash (disks pay seek and rotation instead).
     pub read_ns: Ns,
     /// Minimum spacing between request starts (provider IOPS cap); zero for none.
@@ -141,12 +145,20 @@ pub struct Device {
     pub stats: DeviceStats,
     /// Off unless an export asked for it: it keeps every write's data.
     journal: Option<Vec<DevIo>>,
+    /// The device's own seeded draws (rotational position, flash page type): service times
+    /// vary as the physics makes them vary, and the same seed gives the same run.
+    rng: Pcg64Mcg,
 }
 
+/// Program time of the three pages of a TLC wordline (lower, middle, upper), in quarters of
+/// the profile's mean `program_ns`: each extra bit per cell needs finer program-verify steps.
+const TLC_PROGRAM_QUARTERS: [u64; 3] = [2, 4, 6];
+
 impl Device {
-    pub fn new(profile: DeviceProfile, bug: DeviceBug) -> Device {
+    pub fn new(profile: DeviceProfile, bug: DeviceBug, seed: u64) -> Device {
         let qd = profile.queue_depth.max(1) as usize;
         Device {
+            rng: Pcg64Mcg::seed_from_u64(seed),
             profile,
             bug,
             stable: SectorMap::new(),
@@ -192,7 +204,7 @@ impl Device {
     pub fn submit_read(&mut self, now: Ns, sector: u64, bytes: u64, tag: u64) -> (u64, Ns) {
         let p = &self.profile;
         let mut cost = p.cmd_ns + transfer_ns(bytes, p.bus_bytes_per_sec) + transfer_ns(bytes, p.media_bytes_per_sec);
-        if p.seek_ns > 0 {
+        if self.profile.seek_ns > 0 {
             cost += self.seek_ns(sector);
             self.head_sector = sector + bytes / SECTOR as u64;
         } else {
@@ -267,17 +279,29 @@ impl Device {
         }
     }
 
-    fn flush_cost(&self) -> Ns {
+    fn flush_cost(&mut self) -> Ns {
         if self.cache.is_empty() {
             return self.profile.flush_base_ns;
         }
+        let extents = self.cache.len() as u64;
+        let rotation = (0..extents).map(|_| self.rotational_wait(self.profile.flush_rotation_ns)).sum::<Ns>();
         self.profile.flush_base_ns
-            + self.cache.len() as u64 * self.profile.flush_per_extent_ns
+            + extents * self.profile.flush_per_extent_ns
+            + rotation
             + transfer_ns(self.cached_bytes, self.profile.media_bytes_per_sec)
     }
 
+    /// A rotational wait whose mean is `half`: the target sector is anywhere on the track
+    /// when the head arrives, so the wait is uniform over a whole turn.
+    fn rotational_wait(&mut self, half: Ns) -> Ns {
+        if half == 0 {
+            return 0;
+        }
+        self.rng.next_u64() % (2 * half)
+    }
+
     /// Positioning time from the head's last sector to `sector` (zero when already there).
-    fn seek_ns(&self, sector: u64) -> Ns {
+    fn seek_ns(&mut self, sector: u64) -> Ns {
         let p = &self.profile;
         if sector == self.head_sector {
             return 0;
@@ -285,15 +309,24 @@ impl Device {
         // Seek time grows with the square root of the distance (short-stroke vs full).
         let dist = sector.abs_diff(self.head_sector).min(p.capacity_sectors.max(1));
         let frac_milli = isqrt(dist * 1_000_000 / p.capacity_sectors.max(1));
-        p.seek_ns * frac_milli / 1000 + p.half_rotation_ns
+        let seek = p.seek_ns * frac_milli / 1000;
+        seek + self.rotational_wait(self.profile.half_rotation_ns)
+    }
+
+    /// A write-through program on flash: which page of its wordline it lands on sets the time.
+    fn program_ns(&mut self) -> Ns {
+        if self.profile.program_ns == 0 {
+            return 0;
+        }
+        let quarters = TLC_PROGRAM_QUARTERS[(self.rng.next_u64() % 3) as usize];
+        self.profile.program_ns * quarters / 4
     }
 
     fn media_write_ns(&mut self, sector: u64, bytes: u64) -> Ns {
+        let program = self.program_ns();
+        let seek = if self.profile.seek_ns > 0 { self.seek_ns(sector) } else { 0 };
         let p = &self.profile;
-        let mut ns = transfer_ns(bytes, p.media_bytes_per_sec) + p.program_ns;
-        if p.seek_ns > 0 {
-            ns += self.seek_ns(sector);
-        }
+        let mut ns = transfer_ns(bytes, p.media_bytes_per_sec) + program + seek;
         if p.stripe_bytes > 0 && !bytes.is_multiple_of(p.stripe_bytes) {
             // Partial-stripe write: read old data and parity, then write both (one more rotation).
             ns += 2 * p.half_rotation_ns + transfer_ns(bytes, p.media_bytes_per_sec);
@@ -407,7 +440,7 @@ mod tests {
     use crate::scenario::DeviceClass;
 
     fn dev(class: DeviceClass) -> Device {
-        Device::new(profile(class), DeviceBug::None)
+        Device::new(profile(class), DeviceBug::None, 1)
     }
     fn block(byte: u8) -> Vec<u8> {
         vec![byte; SECTOR]
@@ -474,7 +507,7 @@ mod tests {
 
     #[test]
     fn broken_fua_rule_leaves_data_in_cache() {
-        let mut d = Device::new(profile(DeviceClass::Nvme), DeviceBug::FuaIgnored);
+        let mut d = Device::new(profile(DeviceClass::Nvme), DeviceBug::FuaIgnored, 1);
         let (a, _) = d.submit_write(0, 5, block(5), ReqFlags::FUA, 0);
         d.complete(a);
         assert!(d.stable().get(5).is_none());
@@ -490,6 +523,40 @@ mod tests {
         let (_, t1) = h.submit_write(0, 0, vec![0; 256 << 10], ReqFlags::PLAIN, 0);
         let (_, t2) = h.submit_write(0, 1000, block(1), ReqFlags::PLAIN, 0);
         assert!(t2 > t1);
+    }
+
+    #[test]
+    fn a_disk_waits_for_its_sector_to_come_round_a_flash_page_takes_its_type_s_time() {
+        // Reads of one sector, alternating between two tracks: the same seek each time, and a
+        // rotational wait anywhere in a turn, half a turn on average.
+        let mut d = dev(DeviceClass::Hdd);
+        let p = d.profile.clone();
+        let mut waits = Vec::new();
+        for i in 0..2000u64 {
+            let before = d.clone();
+            let (_, _) = d.submit_read(0, (i % 2) * 1_000_000, 512, 0);
+            let mut again = before;
+            waits.push(again.seek_ns((i % 2) * 1_000_000));
+        }
+        let seek = *waits.iter().min().unwrap();
+        let spread = waits.iter().max().unwrap() - seek;
+        let mean = waits.iter().sum::<u64>() / waits.len() as u64;
+        assert!(spread > 2 * p.half_rotation_ns * 9 / 10, "waits span a turn: {spread}");
+        let mean_wait = mean - seek;
+        assert!(
+            mean_wait.abs_diff(p.half_rotation_ns) < p.half_rotation_ns / 10,
+            "half a turn on average: {mean_wait}"
+        );
+        // TLC program times: three page types, their mean the profile's.
+        let mut f = dev(DeviceClass::Nvme);
+        let times: Vec<u64> = (0..3000).map(|_| f.program_ns()).collect();
+        let kinds: std::collections::BTreeSet<u64> = times.iter().copied().collect();
+        assert_eq!(kinds.len(), 3);
+        let mean = times.iter().sum::<u64>() / times.len() as u64;
+        assert!(mean.abs_diff(f.profile.program_ns) < f.profile.program_ns / 20, "{mean}");
+        // Seeded: the same seed draws the same times.
+        let (mut a, mut b) = (dev(DeviceClass::Hdd), dev(DeviceClass::Hdd));
+        assert_eq!(a.submit_read(0, 12345, 512, 0), b.submit_read(0, 12345, 512, 0));
     }
 
     #[test]

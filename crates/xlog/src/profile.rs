@@ -21,7 +21,10 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         program_ns: 0,
         read_ns: 0, // positioning (seek + rotation) is the read cost
         flush_base_ns: 200 * NS_PER_US,
-        flush_per_extent_ns: 4_170 * NS_PER_US + 2 * NS_PER_MS, // half rotation + short seek each
+        // Each cached extent destages with a short seek and a rotational wait (half a turn
+        // on average, drawn per extent).
+        flush_per_extent_ns: 2 * NS_PER_MS,
+        flush_rotation_ns: 4_170 * NS_PER_US,
         min_interval_ns: 0,
         stripe_bytes: 0,
         capacity_sectors: DISK_SECTORS,
@@ -40,6 +43,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         read_ns: 70 * NS_PER_US,        // TLC page read (tR) plus the FTL lookup
         flush_base_ns: 300 * NS_PER_US, // flush: drain cache + FTL metadata commit
         flush_per_extent_ns: 2 * NS_PER_US,
+        flush_rotation_ns: 0,
         min_interval_ns: 0,
         stripe_bytes: 0,
         capacity_sectors: DISK_SECTORS / 8,
@@ -54,6 +58,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             capacity_sectors: 4 * DISK_SECTORS,
             // Cached extents spread over four spindles, which destage them in parallel.
             flush_per_extent_ns: hdd.flush_per_extent_ns / 4,
+            flush_rotation_ns: hdd.flush_rotation_ns / 4,
             ..hdd
         },
         DeviceClass::Nvme => nvme,

@@ -449,3 +449,19 @@ fn creates_past_the_inode_cap_reuse_clean_inodes_and_keep_checkpointing() {
     // Every create logs a whole inode item (256 bytes with its op headers) as a new one does.
     assert!(m.bytes_logged / m.transactions >= 256, "{} bytes per transaction", m.bytes_logged / m.transactions);
 }
+
+/// Service times vary as the devices' physics makes them vary (flash pages program in one of
+/// three times, disks wait for their sector to come round), seeded: fsync latency has a tail.
+#[test]
+fn fsync_latency_has_a_tail_from_device_physics_and_the_seed_fixes_it() {
+    let s = Scenario { writers: 32, ..find_preset("fsync-heavy").unwrap() };
+    let run = |s: &Scenario| {
+        let mut sim = Sim::new(s).unwrap();
+        sim.run();
+        sim.metrics()
+    };
+    let m = run(&s);
+    assert!(m.latency_ms_p99 > 1.1 * m.latency_ms_p50, "p50 {} p99 {}", m.latency_ms_p50, m.latency_ms_p99);
+    let again = run(&s);
+    assert_eq!((again.latency_ms_p99, again.trace_hash), (m.latency_ms_p99, m.trace_hash.clone()));
+}

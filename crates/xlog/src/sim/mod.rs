@@ -140,10 +140,12 @@ impl Sim {
         let geo = scenario.validate()?;
         let mut rng = Pcg64Mcg::seed_from_u64(scenario.seed);
         let prof = profile(scenario.device);
-        let mut devs = vec![Device::new(prof.clone(), scenario.device_bug)];
+        // Each device draws from its own stream, so the simulator's draws stay as they were.
+        let dev_seed = |d: u64| scenario.seed ^ 0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(d + 1);
+        let mut devs = vec![Device::new(prof.clone(), scenario.device_bug, dev_seed(0))];
         let log_start = layout::log_start_sector(scenario);
         let data_dev = if scenario.external_log {
-            devs.push(Device::new(prof, scenario.device_bug));
+            devs.push(Device::new(prof, scenario.device_bug, dev_seed(1)));
             1
         } else {
             0
