@@ -23,11 +23,18 @@ test('metrics JSON and dm-log-writes equal the CLI’s at the same moment; CSV a
     if (typeof v === 'number' && !Number.isInteger(v)) assert.ok(Math.abs(cli[k] - v) <= 1e-9 * Math.max(1, Math.abs(v)), k);
     else assert.deepEqual(v, cli[k], k);
   }
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'loglab-lw-')), 'run.logwrites');
-  loglab(['export-logwrites', '--url', LINK, '--until', '5ms', '--out', out]);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loglab-lw-'));
+  const out = path.join(dir, 'run.logwrites');
+  let expected;
+  try {
+    loglab(['export-logwrites', '--url', LINK, '--until', '5ms', '--out', out]);
+    expected = fs.readFileSync(out);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
   const lw = await downloaded(page, 'export-logwrites');
   assert.ok(lw.length > 0);
-  assert.ok(lw.equals(fs.readFileSync(out)), 'byte for byte the stream loglab export-logwrites --until writes');
+  assert.ok(lw.equals(expected), 'byte for byte the stream loglab export-logwrites --until writes');
   const png = await downloaded(page, 'export-timeline-png');
   assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
   // Play a little so the plots have points, then take the series.
