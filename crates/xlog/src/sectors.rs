@@ -24,8 +24,10 @@ static ZERO_SECTOR: [u8; SECTOR] = [0; SECTOR];
 
 /// `bytes` without its trailing all-zero sectors.
 fn trimmed(bytes: &[u8]) -> Vec<u8> {
-    // Eight bytes at a time: wasm has no vector compare to make a byte loop fast.
-    let nonzero = |s: &[u8]| s.chunks_exact(8).any(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")) != 0);
+    // A whole sector OR-folded eight bytes at a time: no branch per word, so it vectorizes
+    // natively and stays cheap in wasm (a byte compare was slow there).
+    let nonzero =
+        |s: &[u8]| s.chunks_exact(8).fold(0, |a, w| a | u64::from_ne_bytes(w.try_into().expect("8 bytes"))) != 0;
     let keep = bytes.chunks(SECTOR).rposition(nonzero).map_or(0, |i| i + 1);
     bytes[..keep * SECTOR].to_vec()
 }
