@@ -47,7 +47,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub use branch::BRANCH_KEYS;
-use history::FOLD_BATCH as DEFAULT_FOLD_BATCH;
 pub use history::{CheckpointRecord, FoldedItem, History, FOLD_BATCH, RECENT_RECORDS};
 pub use milestone::Milestone;
 pub use push::PushState;
@@ -199,7 +198,7 @@ impl Sim {
             inodes_reused: 0,
             items,
             history: History::default(),
-            fold_batch: DEFAULT_FOLD_BATCH,
+            fold_batch: FOLD_BATCH,
             pending_records: vec![None; n],
             uuid,
             counters: Counters::default(),
