@@ -2,11 +2,11 @@
 //! span several fields, and the reservation arithmetic that depends on it.
 
 use crate::format::{
-    BLF_HDR, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR, TRANS_HDR, XFS_BLF_CHUNK, XFS_MAX_LOG_BYTES,
+    BLF_HDR, BUF_CHUNKS, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR, TRANS_HDR, XFS_BLF_CHUNK, XFS_MAX_LOG_BYTES,
     XLOG_HEADER_CYCLE_SIZE,
 };
 use crate::layout;
-use crate::scenario::{Scenario, UnitResRoundoff, LOG_BYTES_MIN};
+use crate::scenario::{Directory, Scenario, UnitResRoundoff, WorkloadKind, LOG_BYTES_MIN};
 use crate::units::{format_size, BBSIZE};
 use serde::Serialize;
 
@@ -106,7 +106,17 @@ impl Geometry {
         // into a context pays, must fit the ticket's unit reservation.
         let item =
             (BLF_HDR + 4 + s.tx_chunks.max(1) * XFS_BLF_CHUNK).max(INODE_FMT + INODE_CORE + FORK_MAX + 64) + 4 * OP_HDR;
-        let worst = item as u64 * s.tx_items as u64;
+        // A create in `directory=blocks` logs up to 7 whole buffers (data, leaf, a split's new
+        // leaf, node, free index, inobt, AGI) and two inodes; tx_items past 4 add hot buffers.
+        let creates = matches!(s.workload, WorkloadKind::FsmarkCreate | WorkloadKind::CreateRemove)
+            && s.directory == Directory::Blocks;
+        let worst = if creates {
+            let buf = BLF_HDR + 4 + BUF_CHUNKS * XFS_BLF_CHUNK + 2 * OP_HDR;
+            let inode = INODE_FMT + INODE_CORE + 88 + 3 * OP_HDR;
+            (7 * buf + 2 * inode) as u64 + item as u64 * s.tx_items.saturating_sub(4) as u64
+        } else {
+            item as u64 * s.tx_items as u64
+        };
         let splits = worst.div_ceil(geo.ic_capacity as u64);
         let charged = worst
             + splits * (geo.iclog_hsize + OP_HDR) as u64

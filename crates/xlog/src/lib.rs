@@ -47,8 +47,9 @@ pub use recovery::{
     Survivors,
 };
 pub use scenario::{
-    CommitOrdering, CrashModel, DeviceBug, DeviceClass, Duration, FlushPolicy, ForceFlush, RsumCache, Scenario,
-    Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, SET_KEYS,
+    CommitOrdering, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, RsumCache,
+    Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind,
+    SET_KEYS,
 };
 pub use sectors::SectorMap;
 pub use sim::{

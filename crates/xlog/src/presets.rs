@@ -1,8 +1,8 @@
 //! Named scenarios: the presets `loglab presets` lists, the lab opens, and the bug zoo.
 
 use crate::scenario::{
-    CommitOrdering, CrashModel, DeviceClass, Duration, FlushPolicy, ForceFlush, Scenario, Size, StartRecordOrder,
-    TailUpdate, Throttle, UnitResRoundoff, WorkloadKind,
+    CommitOrdering, CrashModel, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, Scenario, Size,
+    StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind,
 };
 use crate::units::{NS_PER_MS, NS_PER_SEC, NS_PER_US};
 
@@ -72,6 +72,8 @@ fn busy_base() -> Scenario {
         tx_items: 4,
         think: Duration(5 * NS_PER_US),
         duration: Duration(300 * NS_PER_MS),
+        // Small transactions on a small log: the bug zoo's exposures were built on them.
+        directory: Directory::Chunk,
         ..Scenario::default()
     }
 }
@@ -273,6 +275,7 @@ pub static PRESETS: &[Preset] = &[
             // As unit-res-1x-overrun: under `subset` a lone body iclog can outlive the cached
             // metadata its tail passed.
             crash_model: CrashModel::Prefix,
+            directory: Directory::Chunk,
             ..Scenario::default()
         },
         fix: &[("throttle", "fixed")],

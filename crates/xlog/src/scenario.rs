@@ -56,6 +56,13 @@ switch!(StartRecordOrder { Unordered = "unordered", Ordered = "ordered" });
 switch!(ShadowRound { Off = "off", R512 = "512" });
 switch!(RsumCache { Off = "off", On = "on" });
 switch!(
+    /// What a create logs of its directory: `blocks`, the kernel's node-form blocks as they
+    /// grow (data, hash-ordered leaves, free index, node, the directory inode); `chunk`, one
+    /// 128-byte chunk of a single block per create (small transactions; the bug zoo's
+    /// small-log presets are built on it).
+    Directory { Blocks = "blocks", Chunk = "chunk" }
+);
+switch!(
     /// Which disk states a crash may leave (SPEC.md §2): `subset` keeps any subset of the
     /// completed-but-unflushed writes; `prefix` keeps them only as a completion-order prefix,
     /// as dm-log-writes replay (fstests generic/482) sees a crash.
@@ -151,6 +158,8 @@ pub struct Scenario {
     pub fsync_writers: u32,
     /// CPU time a writer spends between transactions.
     pub think: Duration,
+    /// What creates log of their directory.
+    pub directory: Directory,
 }
 
 impl Default for Scenario {
@@ -187,6 +196,7 @@ impl Default for Scenario {
             fsync: true,
             fsync_writers: 0,
             think: Duration(20 * NS_PER_US),
+            directory: Directory::Blocks,
         }
     }
 }
@@ -312,6 +322,7 @@ settings!(
     fsync,
     fsync_writers,
     think,
+    directory,
 );
 
 impl Scenario {

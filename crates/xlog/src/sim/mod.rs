@@ -8,6 +8,7 @@
 
 mod aild;
 mod branch;
+mod dir;
 mod history;
 mod liveness;
 mod logio;
@@ -110,6 +111,8 @@ pub struct Sim {
     first_created: u32,
     inode_cap: u32,
     inodes_reused: u64,
+    /// The next created item `alloc_item` tries to reuse.
+    reuse_cursor: u64,
     history: History,
     /// Fold old checkpoints in batches of this many (`History::fold_behind`); 0: never.
     fold_batch: usize,
@@ -196,6 +199,7 @@ impl Sim {
             first_created: nitems,
             inode_cap,
             inodes_reused: 0,
+            reuse_cursor: 0,
             items,
             history: History::default(),
             fold_batch: FOLD_BATCH,

@@ -118,7 +118,8 @@ impl Sim {
             + self.history.base.len() as u64 * 64;
         // A BTreeMap entry: key, Arc and presence bits, with node overhead.
         let page_tables = self.devs.iter().map(|d| d.stable().pages() as u64 * 48).sum::<u64>();
-        items + iclogs + cache + history + page_tables
+        let dirs = self.writers.iter().map(|w| w.dir.approx_bytes()).sum::<u64>();
+        items + iclogs + cache + history + page_tables + dirs
     }
 
     /// Every stable device page's buffer address and size (see `SectorMap::page_buffers`).

@@ -1,11 +1,12 @@
 //! Workloads (SPEC.md §9): which items a writer's next transaction dirties, and how.
 
+use super::dir::{BlockSource, Dir};
 use super::Sim;
 use crate::cil::ItemKind;
 use crate::format::{BUF_CHUNKS, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR};
 use crate::geometry::Geometry;
 use crate::layout::{self, item_daddr, MAX_ITEMS, META_BB, SHARED_ITEMS};
-use crate::scenario::WorkloadKind;
+use crate::scenario::{Directory, WorkloadKind};
 use crate::units::{Lsn, TaskId};
 use rand_core::RngCore;
 use serde::Serialize;
@@ -43,6 +44,30 @@ pub(super) fn inode_cap(geo: &Geometry) -> u32 {
     (2 * (geo.log_bytes / inode_item)).max(4096)
 }
 
+/// The literal area of a 512-byte v5 inode, and the bmap btree root a directory's data fork
+/// becomes once its extents overflow it (`dsize` 88 in `xfs_logprint`).
+const INODE_LITERAL: u32 = 512 - INODE_CORE;
+const BMBT_ROOT: u32 = 88;
+
+/// One change per buffer: the chunks a transaction dirties in it, ORed.
+fn merge_bits(mut v: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    v.sort_by_key(|&(id, _)| id);
+    v.dedup_by(|b, a| {
+        let same = a.0 == b.0;
+        if same {
+            a.1 |= b.1;
+        }
+        same
+    });
+    v
+}
+
+impl BlockSource for Sim {
+    fn new_block(&mut self) -> Option<u32> {
+        self.new_item(ItemKind::Buf { dirty: 0 })
+    }
+}
+
 impl Sim {
     /// A run of `n` dirty chunks at a random place in a 4 KiB buffer.
     fn chunk_run(&mut self, n: u32) -> u32 {
@@ -60,6 +85,17 @@ impl Sim {
         id
     }
 
+    /// A new metadata item of `kind` while the metadata area has room and the run is under
+    /// its cap (`inode_cap`).
+    fn new_item(&mut self, kind: ItemKind) -> Option<u32> {
+        let id = self.items.len() as u32;
+        if item_daddr(id) + META_BB > layout::meta_area_end(&self.scenario) || id >= MAX_ITEMS.min(self.inode_cap) {
+            return None;
+        }
+        self.items.push(Item::new(id, kind));
+        Some(id)
+    }
+
     /// A new inode for a create: a fresh item while the metadata area has room, up to
     /// `inode_cap` of them; past the cap, the oldest created inode again, round robin.
     /// Model: a finite inode table reused oldest first once it is clean (see `inode_cap`),
@@ -71,22 +107,37 @@ impl Sim {
         if item_daddr(id) + META_BB > end {
             return None;
         }
-        if id < MAX_ITEMS.min(self.inode_cap) {
-            self.items.push(Item::new(id, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
+        if let Some(id) = self.new_item(ItemKind::Inode { data_fork: 0, attr_fork: 0 }) {
             return Some(id);
         }
+        // Directory blocks are created items too: skip them.
         let created = (id - self.first_created) as u64;
-        if created == 0 {
-            return None;
+        for _ in 0..created {
+            let cand = self.first_created + (self.reuse_cursor % created) as u32;
+            self.reuse_cursor += 1;
+            let it = &self.items[cand as usize];
+            if !it.kind.is_inode() {
+                continue;
+            }
+            self.inodes_reused += 1;
+            debug_assert!(
+                self.ail.lsn(cand).is_none() && it.pinned == 0 && it.flushing.is_none(),
+                "inode {cand} reused while still in the log"
+            );
+            return Some(cand);
         }
-        let reuse = self.first_created + (self.inodes_reused % created) as u32;
-        self.inodes_reused += 1;
-        let it = &self.items[reuse as usize];
-        debug_assert!(
-            self.ail.lsn(reuse).is_none() && it.pinned == 0 && it.flushing.is_none(),
-            "inode {reuse} reused while still in the log"
-        );
-        Some(reuse)
+        None
+    }
+
+    /// A buffer change whose dirty chunks add to those it has been logged with since it was
+    /// last written back: the buf log item keeps its dirty map until writeback frees it.
+    fn buf_change(&self, id: u32, bits: u32) -> ItemKind {
+        let it = &self.items[id as usize];
+        let held = match it.kind {
+            ItemKind::Buf { dirty } if it.pinned > 0 || self.ail.lsn(id).is_some() => dirty,
+            _ => 0,
+        };
+        ItemKind::Buf { dirty: held | bits }
     }
 
     /// `xfs_rtallocate_extent_near` at the writer's hint; old extents are freed to keep the
@@ -110,15 +161,74 @@ impl Sim {
         }
     }
 
-    /// fsmark create: a directory block entry, a fresh inode, its cluster buffer, the AGI.
+    /// fsmark create (`xfs_create`): the new inode, the entry `f<n>` in the writer's
+    /// directory (data, leaf, free index and node blocks, and the directory inode), the AGI
+    /// and the inobt record of the inode's chunk.
+    /// Model: the inode chunk allocation every 64 creates (an icreate item, the free space
+    /// btrees, under 1 byte per create in the kernel's log) is not logged.
     fn create_changes(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
+        if self.scenario.directory == Directory::Chunk {
+            return self.create_changes_chunk(w, out);
+        }
+        let (n, chunks) = (self.scenario.tx_items, self.scenario.tx_chunks);
+        let wr = &self.writers[w as usize];
+        let (tx, pool_len) = (wr.tx_count, wr.items.len());
+        let hot = (n as usize * 4).min(pool_len).max(1);
+        // Once the area is full, relog an inode from the part of the pool `hot_item` never
+        // logs as a buffer: one block is never both an inode and a buffer.
+        let fresh = match self.alloc_item() {
+            Some(id) => Some(id),
+            None if pool_len > hot => Some(self.writers[w as usize].items[hot + tx as usize % (pool_len - hot)]),
+            None => None,
+        };
+        if let Some(fresh) = fresh {
+            out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
+        }
+        // The writer's pool: its directory's inode, the inobt leaf, then the directory's
+        // first blocks.
+        let wr = &mut self.writers[w as usize];
+        if wr.dir.is_new() && hot > 2 {
+            wr.dir = Dir::new(wr.items[2..hot].to_vec());
+        }
+        let mut dir = std::mem::take(&mut wr.dir);
+        let name = format!("f{tx}");
+        let mut dirty = Vec::with_capacity(8);
+        let added = dir.add(name.as_bytes(), self, &mut dirty);
+        let blocks = dir.block_count() as u32;
+        self.writers[w as usize].dir = dir;
+        if added {
+            let pool = &self.writers[w as usize].items;
+            // Its data fork: an extent per block, or a bmap btree root once they overflow
+            // the inode's literal area (88 bytes logged, as the kernel does).
+            let data_fork = if blocks * 16 <= INODE_LITERAL { blocks * 16 } else { BMBT_ROOT };
+            out.push((pool[0], ItemKind::Inode { data_fork, attr_fork: 0 }));
+        }
+        // xfs_ialloc_log_agi (agi_freecount), then the record of this inode's chunk
+        // (16 bytes per 64 inodes after the btree block header).
+        out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
+        if pool_len > 1 {
+            let inobt = self.writers[w as usize].items[1];
+            let rec = 56 + 16 * ((tx / 64) % 252) as u32;
+            dirty.push((inobt, 1 << (rec / 128)));
+        }
+        for (id, bits) in merge_bits(dirty) {
+            out.push((id, self.buf_change(id, bits)));
+        }
+        for _ in 4..n {
+            let id = self.hot_item(w);
+            let dirty = self.chunk_run(chunks);
+            out.push((id, ItemKind::Buf { dirty }));
+        }
+    }
+
+    /// `directory=chunk`: a directory block entry (one chunk), a fresh inode, its cluster
+    /// buffer, the AGI.
+    fn create_changes_chunk(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
         let (n, chunks) = (self.scenario.tx_items, self.scenario.tx_chunks);
         let wr = &self.writers[w as usize];
         let (tx, pool_len, dir) = (wr.tx_count, wr.items.len(), wr.items[0]);
         let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
         out.push((dir, ItemKind::Buf { dirty: dir_chunk }));
-        // Once the area is full, relog an inode from the part of the pool `hot_item` never
-        // logs as a buffer: one block is never both an inode and a buffer.
         let hot = (n as usize * 4).min(pool_len).max(1);
         let fresh = match self.alloc_item() {
             Some(id) => Some(id),

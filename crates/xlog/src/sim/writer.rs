@@ -54,6 +54,8 @@ pub(crate) struct Writer {
     pub tx_start: u64,
     pub items: Vec<u32>,
     pub next_item: usize,
+    /// The directory a create workload's writer makes its files in.
+    pub dir: super::dir::Dir,
     pub tx_count: u64,
     /// CIL sequence the last transaction committed into.
     pub seq: u64,
@@ -73,6 +75,7 @@ impl Writer {
             tx_start: 0,
             items,
             next_item: 0,
+            dir: Default::default(),
             tx_count: 0,
             seq: 0,
             commit_lsn: Lsn::ZERO,
