@@ -228,6 +228,17 @@ impl Rig {
         Ok((sb.log_offset(), sb.log_bytes()))
     }
 
+    /// `syncfs`: forces the log, so the CIL's last contents reach it (`xfs_fs_sync_fs`).
+    pub fn syncfs(&self) -> Result<(), String> {
+        use std::os::fd::AsRawFd;
+        let d = fs::File::open(&self.mnt).map_err(|e| format!("{}: {e}", self.mnt.display()))?;
+        // SAFETY: syncfs takes a valid open descriptor and touches no memory of ours.
+        if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+            return Err(format!("syncfs {}: {}", self.mnt.display(), std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
     pub fn stats(&self) -> Result<String, String> {
         let p = format!("/sys/fs/xfs/{}/stats/stats", self.data_loop);
         fs::read_to_string(&p).map_err(|e| format!("{p}: {e}"))
