@@ -35,6 +35,7 @@ fn a_device_that_ignores_flushes_is_caught() {
     let mut s = small();
     s.device_bug = DeviceBug::FlushIgnored;
     s.workload = WorkloadKind::FsmarkCreate;
+    s.directory = Directory::Chunk; // small transactions, as small-crash's own
     let r = explore(&s, 10, 200);
     assert!(r.violations.contains_key(&Invariant::DeviceSemantics), "{:?}", r.violations);
 }
@@ -262,6 +263,7 @@ fn checkpoints_sharing_a_start_lsn_all_replay() {
     let mut s = small();
     s.flush = FlushPolicy::V514;
     s.workload = WorkloadKind::FsmarkCreate;
+    s.directory = Directory::Chunk; // small transactions, as small-crash's own
     s.writers = 32;
     s.think = Duration(NS_PER_US);
     s.device = DeviceClass::SataSsd;
