@@ -13,6 +13,8 @@ pub struct Ail {
     /// `ail_target`: xfsaild writes back items at or below it.
     pub target: Lsn,
     pub pushes: u64,
+    /// `ail_last_pushed_lsn`: where xfsaild's next pass resumes (zero: the AIL's start).
+    pub last_pushed: Lsn,
 }
 
 /// What `xfs_trans_ail_update` did with an item.
@@ -85,6 +87,16 @@ impl Ail {
     }
 
     /// Items at or below the target, oldest first (one xfsaild pass).
+    /// Up to `n` items after `(lsn, id)` (exclusive; `None`: from `last_pushed`), in order.
+    pub fn items_after(&self, from: Option<(Lsn, u32)>, n: usize) -> Vec<(Lsn, u32)> {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let lo = match from {
+            Some(k) => Excluded(k),
+            None => Included((self.last_pushed, 0)),
+        };
+        self.order.range((lo, Unbounded)).take(n).copied().collect()
+    }
+
     pub fn items_to_push(&self) -> impl Iterator<Item = (Lsn, u32)> + '_ {
         let t = self.target;
         self.order.iter().copied().take_while(move |&(l, _)| l <= t)

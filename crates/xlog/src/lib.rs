@@ -49,7 +49,7 @@ pub use recovery::{
 pub use scenario::{
     CommitOrdering, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, RsumCache,
     Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind,
-    SET_KEYS,
+    Xfsaild, SET_KEYS,
 };
 pub use sectors::SectorMap;
 pub use sim::{

@@ -2,7 +2,7 @@
 
 use crate::scenario::{
     CommitOrdering, CrashModel, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, Scenario, Size,
-    StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind,
+    StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, Xfsaild,
 };
 use crate::units::{NS_PER_MS, NS_PER_SEC, NS_PER_US};
 
@@ -55,6 +55,8 @@ fn small_base() -> Scenario {
         tx_logres: 20_000,
         tx_logcount: 2,
         duration: Duration(NS_PER_SEC),
+        // The crash tests and the bug zoo were built on the earlier xfsaild pacing.
+        xfsaild: Xfsaild::Backoff,
         ..Scenario::default()
     }
 }
@@ -74,6 +76,7 @@ fn busy_base() -> Scenario {
         duration: Duration(300 * NS_PER_MS),
         // Small transactions on a small log: the bug zoo's exposures were built on them.
         directory: Directory::Chunk,
+        xfsaild: Xfsaild::Backoff,
         ..Scenario::default()
     }
 }
@@ -276,6 +279,7 @@ pub static PRESETS: &[Preset] = &[
             // metadata its tail passed.
             crash_model: CrashModel::Prefix,
             directory: Directory::Chunk,
+            xfsaild: Xfsaild::Backoff,
             ..Scenario::default()
         },
         fix: &[("throttle", "fixed")],
@@ -367,6 +371,7 @@ pub static PRESETS: &[Preset] = &[
             crash_model: CrashModel::Prefix,
             log_size: Size(4 << 20),
             duration: Duration(NS_PER_SEC),
+            xfsaild: Xfsaild::Backoff,
             ..fsmark(32 << 10)
         },
         fix: &[("start_record_order", "ordered")],

@@ -63,6 +63,12 @@ switch!(
     Directory { Blocks = "blocks", Chunk = "chunk" }
 );
 switch!(
+    /// xfsaild's pass: `upstream` (6.11+: resumes where it stopped, skips items being
+    /// written, writes an inode with its cluster, no pause while work remains); `backoff`,
+    /// the lab's earlier pass (one write per item, 10 ms pauses), on which the bug zoo is built.
+    Xfsaild { Upstream = "upstream", Backoff = "backoff" }
+);
+switch!(
     /// Which disk states a crash may leave (SPEC.md §2): `subset` keeps any subset of the
     /// completed-but-unflushed writes; `prefix` keeps them only as a completion-order prefix,
     /// as dm-log-writes replay (fstests generic/482) sees a crash.
@@ -160,6 +166,8 @@ pub struct Scenario {
     pub think: Duration,
     /// What creates log of their directory.
     pub directory: Directory,
+    /// How xfsaild paces its passes.
+    pub xfsaild: Xfsaild,
 }
 
 impl Default for Scenario {
@@ -197,6 +205,7 @@ impl Default for Scenario {
             fsync_writers: 0,
             think: Duration(20 * NS_PER_US),
             directory: Directory::Blocks,
+            xfsaild: Xfsaild::Upstream,
         }
     }
 }
@@ -323,6 +332,7 @@ settings!(
     fsync_writers,
     think,
     directory,
+    xfsaild,
 );
 
 impl Scenario {

@@ -282,6 +282,10 @@ fn stale_buffers_log_cancel_records_that_recovery_honours() {
     let mut s = find_preset("dir-remove").unwrap();
     s.duration = Duration(300 * NS_PER_MS);
     s.log_size = Size(4 << 20);
+    // Its checkpoints span many iclogs and xfsaild moves the tail while they are written:
+    // under `subset` a lone body iclog whose tail no flush covers can survive (upstream's
+    // exposure, see README); crash as generic/482 does.
+    s.crash_model = CrashModel::Prefix;
     let mut sim = Sim::new(&s).unwrap();
     sim.run();
     let freed: usize = sim.history().checkpoints.iter().map(|c| c.freed.len()).sum();

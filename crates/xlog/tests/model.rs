@@ -250,6 +250,7 @@ fn value_for(key: &str, pick: usize) -> String {
         "think" => &["0ns", "1us", "1s", "11s"],
         "crash_model" => &["subset", "prefix", "nope"],
         "directory" => &["blocks", "chunk", "nope"],
+        "xfsaild" => &["upstream", "backoff", "nope"],
         _ => &["fixed", "none", "upstream", "legacy", "2x", "1x", "off", "on", "512", "v5.9", "ordered"],
     };
     opts[pick % opts.len()].to_string()

@@ -130,7 +130,8 @@ fn as_running_kernel(s: &Scenario) -> (Scenario, Vec<String>) {
         start_record_order,
         shadow_round,
         cil_pushers,
-        device_bug
+        device_bug,
+        xfsaild
     );
     (m, changed)
 }

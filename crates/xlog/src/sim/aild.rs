@@ -8,17 +8,108 @@ use crate::device::ReqFlags;
 use crate::format::{self, OpHeader, OP_HDR, XLOG_UNMOUNT_TRANS};
 use crate::iclog::{XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::META_BB;
+use crate::scenario::Xfsaild;
 use crate::trace::TraceKind;
-use crate::units::{Lsn, BBSIZE, NS_PER_MS};
+use crate::units::{Lsn, Ns, BBSIZE, NS_PER_MS};
 use rand_core::RngCore;
 
-/// Items one xfsaild pass looks at.
-const AILD_BATCH: usize = 1000;
+/// Inodes in one inode cluster buffer (`xfs_iflush_cluster`): 16 KiB of 512-byte inodes.
+const INODES_PER_CLUSTER: u32 = 32;
+/// Items one xfsaild pass takes on before it submits what it gathered and goes round again.
+const AILD_BATCH: u32 = 1000;
+/// xfsaild's CPU time per item it writes back (formatting inodes into their cluster buffer,
+/// checksums). Model: a round figure for the hundreds of thousands of inodes a second the
+/// 2024 rework ("xfs: skip flushing log items during push") describes.
+const AILD_NS_PER_ITEM: u64 = 1_000;
+/// The pause before the next pass: the target reached (or nothing to do), or most items stuck.
+const AILD_DONE_MS: u64 = 50;
+const AILD_STUCK_MS: u64 = 20;
 
 impl Sim {
-    /// One `xfsaild_push` pass: write back unpinned items at or below the target.
+    /// One `xfsaild_push` pass (6.11+): from where the last one stopped, skip items already
+    /// being written, write back unpinned items at or below the target (inodes with their
+    /// cluster), count the pinned ones as stuck; stop after about 1000, and go round again at
+    /// once while there is more to do.
     pub(super) fn xfsaild_push(&mut self) {
-        let batch: Vec<(Lsn, u32)> = self.ail.items_to_push().take(AILD_BATCH).collect();
+        if self.now != self.aild_at {
+            return; // woken early by a new target: this wakeup is stale
+        }
+        if self.scenario.xfsaild == Xfsaild::Backoff {
+            return self.xfsaild_push_backoff();
+        }
+        // Pinned items seen since the last traversal began: a background CIL push (async
+        // since 5.15) before a new traversal from the AIL's start unpins them soon.
+        if self.ail_log_flush && self.ail.last_pushed == Lsn::ZERO && self.ail.min_lsn().is_some() {
+            self.ail_log_flush = false;
+            self.xfs_log_force_async(TASK_XFSAILD);
+        }
+        let target = self.ail.target;
+        let (mut count, mut stuck, mut written, mut reached) = (0u32, 0u32, 0u64, false);
+        let mut cursor = None;
+        let mut prev = None;
+        'pass: loop {
+            let chunk = self.ail.items_after(cursor, 256);
+            if chunk.is_empty() {
+                reached = true;
+                break;
+            }
+            for &(lsn, id) in &chunk {
+                cursor = Some((lsn, id));
+                if lsn > target {
+                    reached = true;
+                    break 'pass;
+                }
+                if prev.is_some_and(|p| p != lsn) && count > AILD_BATCH {
+                    break 'pass;
+                }
+                prev = Some(lsn);
+                let item = &self.items[id as usize];
+                if item.flushing.is_some() {
+                    continue; // XFS_LI_FLUSHING: written with its inode cluster already
+                }
+                count += 1;
+                if item.pinned > 0 {
+                    stuck += 1;
+                    self.ail_log_flush = true;
+                    self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind.is_inode(), lsn });
+                } else {
+                    let inode = item.kind.is_inode();
+                    let run = if inode { self.inode_cluster_run(id) } else { (id, 1) };
+                    written += run.1 as u64;
+                    self.write_back(run, TraceKind::AilPush { item: id, inode, lsn });
+                    self.ail.last_pushed = lsn;
+                }
+                if stuck > 100 {
+                    break 'pass;
+                }
+            }
+        }
+        let wait = if count == 0 || reached {
+            self.ail.last_pushed = Lsn::ZERO;
+            if stuck == 0 && self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some()) {
+                // Nothing left at or below the target: sleep until a new one.
+                self.aild_idle = true;
+                self.aild_at = Ns::MAX;
+                return;
+            }
+            AILD_DONE_MS * NS_PER_MS
+        } else if stuck * 100 / count > 90 {
+            self.ail.last_pushed = Lsn::ZERO;
+            AILD_STUCK_MS * NS_PER_MS
+        } else {
+            0
+        };
+        self.aild_at = self.now + wait.max(written * AILD_NS_PER_ITEM).max(1);
+        self.schedule(self.aild_at, Event::Aild);
+    }
+
+    /// `xfsaild=backoff`, the lab's earlier pass (the bug zoo is built on it): the first 1000
+    /// items at or below the target from the AIL's start, one write per item (no inode
+    /// clustering), items being written counted as stuck, 10 ms between passes (20 ms when
+    /// nine in ten are stuck), a CIL push whenever pinned items were met, and a new target
+    /// wakes xfsaild only when it is idle.
+    fn xfsaild_push_backoff(&mut self) {
+        let batch: Vec<(Lsn, u32)> = self.ail.items_to_push().take(AILD_BATCH as usize).collect();
         let (mut pushed, mut stuck, mut pinned) = (0u32, 0u32, false);
         for &(lsn, id) in &batch {
             let item = &self.items[id as usize];
@@ -32,16 +123,8 @@ impl Sim {
                 stuck += 1;
                 continue;
             }
-            let (version, daddr, inode) = (item.version, item.daddr, item.kind.is_inode());
-            self.items[id as usize].flushing = Some((version, lsn));
-            let block = format::meta_block(id, version, lsn, (META_BB * BBSIZE as u64) as usize);
-            let dd = self.data_dev;
-            let (rid, done) =
-                self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, IoTag::Meta(id).pack());
-            self.note_io(dd, rid, done, IoTag::Meta(id));
-            self.emit(TASK_XFSAILD, TraceKind::AilPush { item: id, inode, lsn });
-            self.io_at(done, dd, rid);
-            self.counters.metadata_writebacks += 1;
+            let inode = item.kind.is_inode();
+            self.write_back((id, 1), TraceKind::AilPush { item: id, inode, lsn });
             pushed += 1;
             if stuck > 100 {
                 break;
@@ -51,13 +134,55 @@ impl Sim {
             // Pinned items need their checkpoint on disk: flush the CIL (async, 5.15).
             self.xfs_log_force_async(TASK_XFSAILD);
         }
-        let reached = batch.is_empty() || (pushed > 0 && stuck == 0 && batch.len() < AILD_BATCH);
+        let reached = batch.is_empty() || (pushed > 0 && stuck == 0 && batch.len() < AILD_BATCH as usize);
         if reached && self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some()) {
             self.aild_idle = true;
+            self.aild_at = Ns::MAX;
             return;
         }
         let sleep = if stuck * 10 > 9 * batch.len() as u32 { 20 } else { 10 };
-        self.schedule(self.now + sleep * NS_PER_MS, Event::Aild);
+        self.aild_at = self.now + sleep * NS_PER_MS;
+        self.schedule(self.aild_at, Event::Aild);
+    }
+
+    /// `xfs_iflush_cluster`: an inode is written with the other dirty, unpinned inodes of its
+    /// cluster buffer not already being written: the contiguous run of them around `id`.
+    /// Model: the run stops at the first inode that cannot go (the kernel writes the whole
+    /// cluster buffer, clean inodes included).
+    fn inode_cluster_run(&self, id: u32) -> (u32, u32) {
+        let ok = |i: u32| {
+            let it = &self.items[i as usize];
+            it.kind.is_inode() && it.pinned == 0 && it.flushing.is_none() && self.ail.lsn(i).is_some()
+        };
+        let base = id & !(INODES_PER_CLUSTER - 1);
+        let end = (base + INODES_PER_CLUSTER).min(self.items.len() as u32);
+        let mut first = id;
+        while first > base && ok(first - 1) {
+            first -= 1;
+        }
+        let mut last = id;
+        while last + 1 < end && ok(last + 1) {
+            last += 1;
+        }
+        (first, last - first + 1)
+    }
+
+    /// One write of items `first..first + count` (adjacent blocks), each at its current version.
+    fn write_back(&mut self, (first, count): (u32, u32), push: TraceKind) {
+        let bytes = (META_BB * BBSIZE as u64) as usize;
+        let mut block = Vec::with_capacity(bytes * count as usize);
+        for i in first..first + count {
+            let version = self.items[i as usize].version;
+            let lsn = self.ail.lsn(i).expect("written back from the AIL");
+            self.items[i as usize].flushing = Some((version, lsn));
+            block.extend_from_slice(&format::meta_block(i, version, lsn, bytes));
+        }
+        let (dd, daddr, tag) = (self.data_dev, self.items[first as usize].daddr, IoTag::Meta { first, count });
+        let (rid, done) = self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, tag.pack());
+        self.note_io(dd, rid, done, tag);
+        self.emit(TASK_XFSAILD, push);
+        self.io_at(done, dd, rid);
+        self.counters.metadata_writebacks += count as u64;
     }
 
     /// Metadata writeback completed (into the device cache): the item leaves the AIL if it

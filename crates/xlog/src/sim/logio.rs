@@ -193,7 +193,11 @@ impl Sim {
                 let (task, rec, flags) = self.pending_records[i].take().expect("record waits for the data flush");
                 self.submit_record(task, i, rec, flags);
             }
-            IoTag::Meta(id) => self.meta_done(id),
+            IoTag::Meta { first, count } => {
+                for id in first..first + count {
+                    self.meta_done(id);
+                }
+            }
             IoTag::PushFlush(k) => self.wake(pusher_task(k)),
             IoTag::Data(w) | IoTag::Read(w) => self.wake(w),
             IoTag::None => {}

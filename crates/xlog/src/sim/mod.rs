@@ -97,6 +97,10 @@ pub struct Sim {
     cil: Cil,
     ail: Ail,
     aild_idle: bool,
+    /// When xfsaild's next pass runs (`Ns::MAX`: idle); an earlier wakeup makes it stale.
+    aild_at: Ns,
+    /// `ail_log_flush`: xfsaild met pinned items since its last traversal began.
+    ail_log_flush: bool,
     /// The log device first; an external log's data device second.
     devs: Vec<Device>,
     log_start: u64,
@@ -190,6 +194,8 @@ impl Sim {
             cil: Cil::new(ctx_ticket),
             ail: Ail::default(),
             aild_idle: true,
+            aild_at: Ns::MAX,
+            ail_log_flush: false,
             devs,
             log_start,
             data_dev,
@@ -252,9 +258,12 @@ impl Sim {
         self.schedule(at, Event::IoDone { dev: dev as u8, id });
     }
 
+    /// `wake_up_process(ailp->ail_task)`: a new target ends xfsaild's sleep, idle or not.
     fn wake_aild(&mut self) {
-        if self.aild_idle {
+        let backoff = self.scenario.xfsaild == crate::scenario::Xfsaild::Backoff;
+        if self.aild_at > self.now && (!backoff || self.aild_idle) {
             self.aild_idle = false;
+            self.aild_at = self.now;
             self.schedule(self.now, Event::Aild);
         }
     }

@@ -10,8 +10,8 @@ pub(crate) enum IoTag {
     Iclog(usize),
     /// The data-device flush a record of iclog `i` waits for before it goes out.
     IclogDataFlush(usize),
-    /// Metadata writeback of an item by xfsaild.
-    Meta(u32),
+    /// Metadata writeback by xfsaild of items `first..first + count` (an inode cluster's run).
+    Meta { first: u32, count: u32 },
     /// v5.14's up-front data-device flush of push worker `k`.
     PushFlush(u32),
     /// fsync's file data write or data-device flush by a writer.
@@ -31,7 +31,7 @@ impl IoTag {
             IoTag::None => (0, 0),
             IoTag::Iclog(i) => (1, i as u64),
             IoTag::IclogDataFlush(i) => (2, i as u64),
-            IoTag::Meta(id) => (3, id as u64),
+            IoTag::Meta { first, count } => (3, first as u64 | (count.max(1) as u64 - 1) << 32),
             IoTag::PushFlush(k) => (4, k as u64),
             IoTag::Data(w) => (5, w as u64),
             IoTag::Read(w) => (6, w as u64),
@@ -44,7 +44,7 @@ impl IoTag {
         match tag >> SHIFT {
             1 => IoTag::Iclog(v as usize),
             2 => IoTag::IclogDataFlush(v as usize),
-            3 => IoTag::Meta(v as u32),
+            3 => IoTag::Meta { first: v as u32, count: (v >> 32) as u32 + 1 },
             4 => IoTag::PushFlush(v as u32),
             5 => IoTag::Data(v as TaskId),
             6 => IoTag::Read(v as TaskId),
@@ -59,9 +59,13 @@ mod tests {
 
     #[test]
     fn tags_round_trip_and_keep_their_values() {
-        for t in
-            [IoTag::Iclog(7), IoTag::IclogDataFlush(0), IoTag::Meta(123_456), IoTag::PushFlush(3), IoTag::Data(4095)]
-        {
+        for t in [
+            IoTag::Iclog(7),
+            IoTag::IclogDataFlush(0),
+            IoTag::Meta { first: 123_456, count: 32 },
+            IoTag::PushFlush(3),
+            IoTag::Data(4095),
+        ] {
             assert_eq!(IoTag::unpack(t.pack()), t);
         }
         assert_eq!(IoTag::Data(2).pack(), 5 << 56 | 2, "export tooling reads file data by this value");

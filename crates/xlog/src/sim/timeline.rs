@@ -106,7 +106,7 @@ impl Sim {
             }
             IoTag::IclogDataFlush(i) => IoPurpose::LogDataFlush { iclog: i as u32 },
             IoTag::PushFlush(k) => IoPurpose::PushFlush { worker: k },
-            IoTag::Meta(item) => IoPurpose::Metadata { item },
+            IoTag::Meta { first, .. } => IoPurpose::Metadata { item: first },
             IoTag::Data(task) => IoPurpose::FileData { task },
             IoTag::Read(task) => IoPurpose::MetaRead { task },
             IoTag::None => IoPurpose::Flush,
