@@ -125,7 +125,7 @@ pub fn parse_duration(field: &str, text: &str) -> Result<Ns, String> {
     let mut scale = mult;
     for d in frac.chars() {
         scale /= 10;
-        ns += d.to_digit(10).ok_or_else(bad)? as u64 * scale;
+        ns = ns.checked_add(d.to_digit(10).ok_or_else(bad)? as u64 * scale).ok_or_else(bad)?;
     }
     Ok(ns)
 }
@@ -167,6 +167,9 @@ mod tests {
         assert_eq!(parse_duration("duration", "1.5s").unwrap(), 1_500_000_000);
         assert_eq!(parse_duration("duration", "250ms").unwrap(), 250_000_000);
         assert!(parse_duration("duration", "ten").is_err());
+        // Found by the link fuzzer: the whole part fits u64, the fraction takes it over.
+        assert_eq!(parse_duration("duration", "18446744073.709551615s").unwrap(), u64::MAX);
+        assert!(parse_duration("at", "18446744073.709551616s").unwrap_err().contains("at"));
         assert_eq!(format_size(64 << 20), "64MiB");
         assert_eq!(format_duration(250 * NS_PER_MS), "250ms");
     }
