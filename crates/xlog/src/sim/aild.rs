@@ -44,6 +44,9 @@ impl Sim {
             self.xfs_log_force_async(TASK_XFSAILD);
         }
         let target = self.ail.target;
+        // A traversal from the AIL's start that reaches the target has seen every item at or
+        // below it: then none is left unwritten without scanning the AIL again.
+        let from_start = self.ail.last_pushed == Lsn::ZERO;
         let (mut count, mut stuck, mut written, mut reached) = (0u32, 0u32, 0u64, false);
         let mut cursor = None;
         let mut prev = None;
@@ -86,7 +89,9 @@ impl Sim {
         }
         let wait = if count == 0 || reached {
             self.ail.last_pushed = Lsn::ZERO;
-            if stuck == 0 && self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some()) {
+            let all_written = (from_start && reached)
+                || self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some());
+            if stuck == 0 && all_written {
                 // Nothing left at or below the target: sleep until a new one.
                 self.aild_idle = true;
                 self.aild_at = Ns::MAX;
