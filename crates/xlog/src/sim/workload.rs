@@ -174,16 +174,7 @@ impl Sim {
         let wr = &self.writers[w as usize];
         let (tx, pool_len) = (wr.tx_count, wr.items.len());
         let hot = (n as usize * 4).min(pool_len).max(1);
-        // Once the area is full, relog an inode from the part of the pool `hot_item` never
-        // logs as a buffer: one block is never both an inode and a buffer.
-        let fresh = match self.alloc_item() {
-            Some(id) => Some(id),
-            None if pool_len > hot => Some(self.writers[w as usize].items[hot + tx as usize % (pool_len - hot)]),
-            None => None,
-        };
-        if let Some(fresh) = fresh {
-            out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
-        }
+        self.new_inode(w, hot, out);
         // The writer's pool: its directory's inode, the inobt leaf, then the directory's
         // first blocks.
         let wr = &mut self.writers[w as usize];
@@ -221,6 +212,22 @@ impl Sim {
         }
     }
 
+    /// The create's new inode (`alloc_item`). Once the area is full, an inode from the part
+    /// of the pool past `hot` is relogged instead: `hot_item` never logs those as buffers,
+    /// so one block is never both an inode and a buffer.
+    fn new_inode(&mut self, w: TaskId, hot: usize, out: &mut Vec<(u32, ItemKind)>) {
+        let wr = &self.writers[w as usize];
+        let (tx, pool_len) = (wr.tx_count, wr.items.len());
+        let fresh = match self.alloc_item() {
+            Some(id) => Some(id),
+            None if pool_len > hot => Some(self.writers[w as usize].items[hot + tx as usize % (pool_len - hot)]),
+            None => None,
+        };
+        if let Some(fresh) = fresh {
+            out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
+        }
+    }
+
     /// `directory=chunk`: a directory block entry (one chunk), a fresh inode, its cluster
     /// buffer, the AGI.
     fn create_changes_chunk(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
@@ -230,14 +237,7 @@ impl Sim {
         let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
         out.push((dir, ItemKind::Buf { dirty: dir_chunk }));
         let hot = (n as usize * 4).min(pool_len).max(1);
-        let fresh = match self.alloc_item() {
-            Some(id) => Some(id),
-            None if pool_len > hot => Some(self.writers[w as usize].items[hot + tx as usize % (pool_len - hot)]),
-            None => None,
-        };
-        if let Some(fresh) = fresh {
-            out.push((fresh, ItemKind::Inode { data_fork: 0, attr_fork: 0 }));
-        }
+        self.new_inode(w, hot, out);
         out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
         for _ in 3..n {
             let id = self.hot_item(w);
