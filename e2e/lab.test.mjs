@@ -111,6 +111,18 @@ test('frames are drawn per animation frame with an event budget (frame times rep
   assert.ok(advanced > 100, `the lab published a frame on most animation frames (${advanced} of 180)`);
 });
 
+test('the AIL panel shows xfsaild writing inodes back with their cluster', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=cil-throttle-32mb&at=300ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const [, items, writes] = (await page.textContent('[data-key="ail-written"]')).match(/^(\d+) items in (\d+) writes$/);
+  assert.ok(Number(writes) > 0 && Number(items) >= 8 * Number(writes), `${items} items in ${writes} writes`);
+  assert.match(await page.textContent('[data-key="ail-pass"]'), /upstream \(6\.11\+\)/);
+  assert.match(await page.textContent('[data-testid="ail"]'), /items per write: an inode is written with the other dirty inodes/);
+  await page.locator('[data-testid="ail"]').screenshot({ path: path.join(ARTIFACTS, 'panel-ail-cluster.png') });
+  assert.deepEqual(errors, []);
+});
+
 test('the CIL, log space and device panels show the throttle at work', async () => {
   const { page, errors } = browser;
   await page.goto(server.url + '?preset=cil-throttle-32mb&at=150ms');

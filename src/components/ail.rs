@@ -1,7 +1,7 @@
 //! The AIL panel: committed metadata in LSN order; its oldest item holds the log's tail.
 
 use std::rc::Rc;
-use xlog::AilView;
+use xlog::{AilView, Xfsaild};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -27,7 +27,16 @@ pub fn ail_panel(p: &AilProps) -> Html {
                 <tr><td>{ "newest item" }</td><td>{ a.head_lsn.map_or("empty".into(), |l| l.to_string()) }</td></tr>
                 <tr><td>{ "xfsaild push target" }</td><td>{ a.target.to_string() }</td></tr>
                 <tr><td>{ "xfsaild" }</td><td>{ if a.xfsaild_idle { "idle" } else { "pushing" } }</td></tr>
+                <tr><td>{ "xfsaild pass" }</td><td data-key="ail-pass">{ match a.xfsaild {
+                    Xfsaild::Upstream => "upstream (6.11+): no pause while work remains",
+                    Xfsaild::Backoff => "backoff: 10 ms between passes of 1000 items",
+                } }</td></tr>
+                <tr><td>{ "written back" }</td><td data-key="ail-written">{ format!("{} items in {} writes", a.written_items, a.writes) }</td></tr>
             </table>
+            if a.written_items > a.writes {
+                <p class="what">{ format!("{:.1} items per write: an inode is written with the other dirty inodes of its 32-inode cluster buffer (xfs_iflush_cluster).",
+                    a.written_items as f64 / a.writes.max(1) as f64) }</p>
+            }
             <ul class="inflight" aria-label="the oldest AIL items">
                 { for a.oldest.iter().take(6).map(|&(lsn, item, pinned, flushing)| html! {
                     <li>{ format!("{lsn}  item {item}: {}", state(pinned, flushing)) }</li>

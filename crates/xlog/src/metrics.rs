@@ -17,6 +17,8 @@ pub struct Counters {
     pub log_force_sleeps: u64,
     pub bytes_logged: u64,
     pub metadata_writebacks: u64,
+    /// Device writes xfsaild issued for them (an inode cluster's run is one).
+    pub metadata_writes: u64,
     pub metadata_reads: u64,
     pub checkpoints: u64,
     /// Cache flushes issued when the last checkpoint completed: the next one's do not count.
@@ -51,6 +53,7 @@ impl Default for Counters {
             log_force_sleeps: 0,
             bytes_logged: 0,
             metadata_writebacks: 0,
+            metadata_writes: 0,
             metadata_reads: 0,
             checkpoints: 0,
             flushes_at_checkpoint: 0,
@@ -101,6 +104,8 @@ pub struct Metrics {
     pub bytes_logged: u64,
     pub ail_pushes: u64,
     pub metadata_writebacks: u64,
+    /// Device writes that carried them: an inode goes with the rest of its cluster.
+    pub metadata_writes: u64,
     pub metadata_reads: u64,
     pub background_pushes: u64,
     pub cil_throttle_waits: u64,
@@ -177,7 +182,13 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "AIL and metadata",
-        &[("ail_pushes", ""), ("metadata_writebacks", ""), ("metadata_reads", ""), ("rsum_reads", "")],
+        &[
+            ("ail_pushes", ""),
+            ("metadata_writebacks", ""),
+            ("metadata_writes", ""),
+            ("metadata_reads", ""),
+            ("rsum_reads", ""),
+        ],
     ),
     (
         "Devices",

@@ -188,6 +188,7 @@ impl Sim {
         self.emit(TASK_XFSAILD, push);
         self.io_at(done, dd, rid);
         self.counters.metadata_writebacks += count as u64;
+        self.counters.metadata_writes += 1;
     }
 
     /// Metadata writeback completed (into the device cache): the item leaves the AIL if it

@@ -44,6 +44,7 @@ impl Sim {
             bytes_logged: c.bytes_logged,
             ail_pushes: self.ail.pushes,
             metadata_writebacks: c.metadata_writebacks,
+            metadata_writes: c.metadata_writes,
             metadata_reads: c.metadata_reads,
             background_pushes: c.background_pushes,
             cil_throttle_waits: c.cil_throttle_waits,

@@ -6,6 +6,7 @@ use crate::cil::{xlog_cil_blocking_space_limit, xlog_cil_space_limit};
 use crate::device::DeviceStats;
 use crate::grant::{xlog_grant_push_threshold_bb, GrantHead};
 use crate::iclog::{Iclog, IclogState};
+use crate::scenario::Xfsaild;
 use crate::units::{Lsn, Ns, TaskId};
 use serde::Serialize;
 
@@ -206,6 +207,11 @@ pub struct AilView {
     pub head_lsn: Option<Lsn>,
     pub target: Lsn,
     pub xfsaild_idle: bool,
+    /// xfsaild's pass, and what it has written back so far: items, and the writes that
+    /// carried them.
+    pub xfsaild: Xfsaild,
+    pub written_items: u64,
+    pub writes: u64,
     /// The oldest items: (LSN, item, pinned by an uncompleted checkpoint, being written back).
     pub oldest: Vec<(Lsn, u32, bool, bool)>,
 }
@@ -334,6 +340,9 @@ impl Sim {
             head_lsn: self.ail.max_lsn(),
             target: self.ail.target,
             xfsaild_idle: self.aild_idle,
+            xfsaild: self.scenario.xfsaild,
+            written_items: self.counters.metadata_writebacks,
+            writes: self.counters.metadata_writes,
             oldest: self
                 .ail
                 .oldest()
