@@ -105,7 +105,7 @@ impl Sim {
         let end = layout::meta_area_end(&self.scenario);
         let id = self.items.len() as u32;
         if item_daddr(id) + META_BB > end {
-            return None;
+            return None; // the area is full: no inode table to reuse either
         }
         if let Some(id) = self.new_item(ItemKind::Inode { data_fork: 0, attr_fork: 0 }) {
             return Some(id);
