@@ -44,7 +44,7 @@ pub use presets::{bench_scenario, find as find_preset, find_preset_entry, Preset
 pub use profile::profile;
 pub use recovery::{
     log_item_name, recover, recover_log_region, CommittedTrans, Fate, Image, Layer, RecoveryReport, RegionRecovery,
-    Survivors,
+    SharedLog, Survivors,
 };
 pub use scenario::{
     CommitOrdering, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, RsumCache,

@@ -372,6 +372,9 @@ impl<'h> Oracle<'h> {
 /// Recovering again over what recovery wrote must give the same items.
 fn recovery_idempotent(img: &Image, rep: &RecoveryReport) -> bool {
     let mut again = img.clone();
+    if img.data_dev == 0 && rep.writes.keys().any(|&s| img.in_log(s)) {
+        again.shared = None;
+    }
     for (&s, &(id, v, lsn)) in &rep.writes {
         again.devs[img.data_dev].over.write(s, &format::meta_block(id, v, lsn, (META_BB * BBSIZE as u64) as usize));
     }

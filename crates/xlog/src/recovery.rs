@@ -9,7 +9,9 @@ use crate::format::{
 use crate::layout::{item_daddr, META_BB, META_START_SECTOR};
 use crate::units::{btobb, Lsn, XLOG_HEADER_MAGIC_NUM};
 use serde::Serialize;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// `XLOG_MAX_ICLOGS`: how many records back from the head a torn write may reach.
 const XLOG_MAX_ICLOGS: usize = format::XLOG_MAX_ICLOGS as usize;
@@ -36,14 +38,16 @@ pub struct Survivors<'a> {
 
 impl Survivors<'_> {
     fn get(&self, sector: u64) -> Option<&[u8]> {
+        self.source(sector).map(|(w, k)| &self.writes[w as usize][k as usize * SECTOR..(k as usize + 1) * SECTOR])
+    }
+
+    /// The surviving write that sector `sector` reads from: (write, sector within it).
+    fn source(&self, sector: u64) -> Option<(u32, u32)> {
         let cands = self.index.get(&sector)?;
-        cands.iter().rev().find_map(|&(w, k)| {
-            let kept = match self.keep[w as usize] {
-                Fate::Kept => true,
-                Fate::Torn => self.tears[w as usize] >> (k % 64) & 1 == 1,
-                Fate::Lost => false,
-            };
-            kept.then(|| &self.writes[w as usize][k as usize * SECTOR..(k as usize + 1) * SECTOR])
+        cands.iter().rev().copied().find(|&(w, k)| match self.keep[w as usize] {
+            Fate::Kept => true,
+            Fate::Torn => self.tears[w as usize] >> (k % 64) & 1 == 1,
+            Fate::Lost => false,
         })
     }
 }
@@ -99,14 +103,115 @@ pub struct Image<'a> {
     pub data_dev: usize,
     pub log_start: u64,
     pub log_bb: u32,
+    /// What images that differ only in their survivors share (the crash explorer's states):
+    /// valid while nothing in `over` lies in the log region.
+    pub shared: Option<&'a SharedLog>,
+}
+
+/// The log blocks every crash state at one crash point reads alike, worked out once from the
+/// stable media: a block's cycle number, whether it starts with a record header, and the
+/// records lying wholly in such blocks. A block some surviving write may cover is read from
+/// the image each time.
+#[derive(Debug)]
+pub struct SharedLog {
+    /// Per log block: its cycle number and header magic, or None where a candidate write covers it.
+    blocks: Vec<Option<(u32, bool)>>,
+    /// Shared blocks by cycle number, ascending: where `xlog_find_verify_cycle` stops.
+    by_cycle: BTreeMap<u32, Vec<u32>>,
+    /// The blocks a candidate write covers, ascending.
+    unshared: Vec<u32>,
+    records: RefCell<BTreeMap<u32, Option<Rc<Rec>>>>,
+    /// Pass 1 per reading of the unshared blocks (`Image::log_key`).
+    walks: RefCell<BTreeMap<LogKey, Rc<Result<LogWalk, String>>>>,
+}
+
+/// Per unshared log block, the surviving write (write, sector within it) it reads from.
+type LogKey = Vec<Option<(u32, u32)>>;
+
+impl SharedLog {
+    /// The log region of `base` (stable media of the log device), where `covered` lists the
+    /// sectors a surviving write may replace.
+    pub fn new(base: &SectorMap, log_start: u64, log_bb: u32, covered: impl Iterator<Item = u64>) -> SharedLog {
+        let end = log_start + log_bb as u64;
+        let mut blocks = vec![Some((0, false)); log_bb as usize];
+        for (sector, x) in base.sectors_with_data(log_start, end) {
+            blocks[(sector - log_start) as usize] =
+                Some((format::sector_cycle(x), format::be32(x, rh::MAGIC) == XLOG_HEADER_MAGIC_NUM));
+        }
+        let mut unshared = Vec::new();
+        for sector in covered.filter(|s| (log_start..end).contains(s)) {
+            let b = (sector - log_start) as u32;
+            blocks[b as usize] = None;
+            unshared.push(b);
+        }
+        unshared.sort_unstable();
+        unshared.dedup();
+        // Blocks come in runs of one cycle: look the list up once per run.
+        let mut by_cycle: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        let mut run: Option<(u32, Vec<u32>)> = None;
+        for (b, x) in blocks.iter().enumerate() {
+            let Some((c, _)) = *x else { continue };
+            match &mut run {
+                Some((rc, v)) if *rc == c => v.push(b as u32),
+                _ => {
+                    if let Some((rc, v)) = run.take() {
+                        by_cycle.entry(rc).or_default().extend(v);
+                    }
+                    run = Some((c, vec![b as u32]));
+                }
+            }
+        }
+        if let Some((rc, v)) = run {
+            by_cycle.entry(rc).or_default().extend(v);
+        }
+        SharedLog { blocks, by_cycle, unshared, records: RefCell::default(), walks: RefCell::default() }
+    }
+
+    /// How many distinct readings of the unshared blocks pass 1 has walked.
+    #[cfg(test)]
+    pub(crate) fn walks_cached(&self) -> usize {
+        self.walks.borrow().len()
+    }
+
+    /// The shared facts of block `blk`: (cycle, header magic).
+    fn block(&self, blk: u32) -> Option<(u32, bool)> {
+        self.blocks.get(blk as usize).copied().flatten()
+    }
 }
 
 impl Image<'_> {
     fn log_block(&self, blk: u32) -> [u8; SECTOR] {
         self.devs[0].read(self.log_start + blk as u64)
     }
+    fn shared(&self) -> Option<&SharedLog> {
+        self.shared
+    }
+    /// Whether sector `s` of the log device lies in the log.
+    pub fn in_log(&self, s: u64) -> bool {
+        (self.log_start..self.log_start + self.log_bb as u64).contains(&s)
+    }
     fn cycle(&self, blk: u32) -> u32 {
-        format::sector_cycle(&self.log_block(blk))
+        if let Some((c, _)) = self.shared().and_then(|sh| sh.block(blk)) {
+            return c;
+        }
+        self.devs[0].with_sector(self.log_start + blk as u64, format::sector_cycle)
+    }
+    /// Whether block `blk` starts with the record header magic number.
+    fn has_magic(&self, blk: u32) -> bool {
+        if let Some((_, m)) = self.shared().and_then(|sh| sh.block(blk)) {
+            return m;
+        }
+        self.devs[0].with_sector(self.log_start + blk as u64, |s| format::be32(s, rh::MAGIC)) == XLOG_HEADER_MAGIC_NUM
+    }
+    /// Which write each unshared log block reads from (None: stable media): images with equal
+    /// keys hold the same log bytes.
+    fn log_key(&self, sh: &SharedLog) -> LogKey {
+        let sv = self.devs[0].survivors.as_ref();
+        sh.unshared.iter().map(|&b| sv.and_then(|v| v.source(self.log_start + b as u64))).collect()
+    }
+    /// Whether every block of [blk, blk + n) reads the same in every state sharing this log.
+    fn blocks_shared(&self, sh: &SharedLog, blk: u32, n: u32) -> bool {
+        (0..n).all(|k| sh.block((blk + k) % self.log_bb).is_some())
     }
     fn data(&self) -> &Layer<'_> {
         &self.devs[self.data_dev]
@@ -174,13 +279,25 @@ fn find_cycle_start(img: &Image, mut first: u32, mut last: u32, cycle: u32) -> u
 
 /// `xlog_find_verify_cycle`: first block in [start, start + n) with cycle `stop`.
 fn find_verify_cycle(img: &Image, start: u32, n: u32, stop: u32) -> Option<u32> {
-    (start..start + n).find(|&b| img.cycle(b) == stop)
+    let end = start.saturating_add(n);
+    let Some(sh) = img.shared().filter(|_| end <= img.log_bb) else {
+        return (start..end).find(|&b| img.cycle(b) == stop);
+    };
+    // The first shared block with that cycle, or an earlier unshared one read from the image.
+    let first_shared = sh.by_cycle.get(&stop).and_then(|v| v.get(v.partition_point(|&b| b < start)).copied());
+    let limit = first_shared.filter(|&b| b < end).unwrap_or(end);
+    let from = sh.unshared.partition_point(|&b| b < start);
+    sh.unshared[from..]
+        .iter()
+        .take_while(|&&b| b < limit)
+        .find(|&&b| img.cycle(b) == stop)
+        .copied()
+        .or(first_shared.filter(|&b| b < end))
 }
 
 /// Record header at `blk`, if the block holds one.
 fn is_header(img: &Image, blk: u32) -> Option<[u8; SECTOR]> {
-    let s = img.log_block(blk);
-    (format::be32(&s, rh::MAGIC) == XLOG_HEADER_MAGIC_NUM).then_some(s)
+    img.has_magic(blk).then(|| img.log_block(blk))
 }
 
 fn heads_of(hdr: &[u8]) -> u32 {
@@ -268,6 +385,7 @@ fn find_head(img: &Image) -> Result<u32, String> {
 }
 
 /// A parsed record: where it is and its unpacked data.
+#[derive(Debug)]
 pub(crate) struct Rec {
     pub(crate) blk: u32,
     pub(crate) lsn: Lsn,
@@ -278,7 +396,25 @@ pub(crate) struct Rec {
     pub(crate) crc_ok: bool,
 }
 
-pub(crate) fn read_record(img: &Image, blk: u32) -> Option<Rec> {
+/// The record at `blk`, parsed once per shared log when its blocks are shared.
+pub(crate) fn read_record(img: &Image, blk: u32) -> Option<Rc<Rec>> {
+    let Some(sh) = img.shared().filter(|sh| img.blocks_shared(sh, blk, 1)) else {
+        return parse_record(img, blk).map(Rc::new);
+    };
+    if let Some(r) = sh.records.borrow().get(&blk) {
+        return r.clone();
+    }
+    let r = parse_record(img, blk);
+    // Unshared blocks in its body: this state's reading is not every state's.
+    if r.as_ref().is_some_and(|r| !img.blocks_shared(sh, blk, r.total_bb)) {
+        return r.map(Rc::new);
+    }
+    let r = r.map(Rc::new);
+    sh.records.borrow_mut().insert(blk, r.clone());
+    r
+}
+
+fn parse_record(img: &Image, blk: u32) -> Option<Rec> {
     let hdr = is_header(img, blk)?;
     let heads = heads_of(&hdr);
     let h_len = format::be32(&hdr, rh::LEN);
@@ -330,7 +466,7 @@ fn head_window(img: &Image, head: u32, tail: u32) -> u32 {
     let mut headers = 0;
     for k in 1..=dist(img.log_bb, tail, head) {
         let blk = (head + img.log_bb - k) % img.log_bb;
-        if is_header(img, blk).is_some() {
+        if img.has_magic(blk) {
             headers += 1;
             if headers == XLOG_MAX_ICLOGS {
                 return blk;
@@ -342,7 +478,7 @@ fn head_window(img: &Image, head: u32, tail: u32) -> u32 {
 
 /// Last record header before `head`, scanning back over the whole log.
 fn last_header_before(img: &Image, head: u32) -> Option<u32> {
-    (1..=img.log_bb).map(|k| (head + img.log_bb - k) % img.log_bb).find(|&b| is_header(img, b).is_some())
+    (1..=img.log_bb).map(|k| (head + img.log_bb - k) % img.log_bb).find(|&b| img.has_magic(b))
 }
 
 fn dist(log_bb: u32, from: u32, to: u32) -> u32 {
@@ -397,19 +533,68 @@ impl Probe<'_, '_> {
 struct Trans {
     tid: u32,
     r_lsn: Lsn,
-    regions: Vec<Vec<u8>>,
+    regions: Vec<Region>,
+}
+
+/// A region of a transaction: a slice of one record's data, or the parts of a region split
+/// over records joined.
+enum Region {
+    In(Rc<Rec>, std::ops::Range<usize>),
+    Joined(Vec<u8>),
+}
+
+impl std::ops::Deref for Region {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Region::In(r, range) => &r.data[range.clone()],
+            Region::Joined(v) => v,
+        }
+    }
 }
 
 /// Runs recovery over `img`: returns the report, or an error recovery would stop on.
 pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
-    let (mut rep, committed, mut meta) = match pass1(img)? {
-        Walk::Done(rep) => return Ok(rep),
-        Walk::Replay { rep, committed, meta } => (rep, committed, meta),
+    let walk = match img.shared() {
+        Some(sh) => {
+            let key = img.log_key(sh);
+            let hit = sh.walks.borrow().get(&key).cloned();
+            hit.unwrap_or_else(|| {
+                let w = Rc::new(log_walk(img));
+                sh.walks.borrow_mut().insert(key, w.clone());
+                w
+            })
+        }
+        None => Rc::new(log_walk(img)),
     };
-    let mut cancelled = count_cancels(&committed)?;
-    replay_committed(&committed, &mut cancelled, &mut meta, &mut rep)?;
+    let walk = walk.as_ref().as_ref().map_err(|e| e.clone())?;
+    let mut rep = walk.rep.clone();
+    let mut meta = in_place_meta(img);
+    let mut cancelled = walk.cancelled.clone();
+    replay_committed(&walk.committed, &mut cancelled, &mut meta, &mut rep)?;
     rep.items = versions(meta);
     Ok(rep)
+}
+
+/// What recovery learns from the log alone (the same for every image with these log bytes):
+/// pass 1's report and, for a dirty log, each committed transaction's items and the cancel
+/// records of each buffer.
+#[derive(Debug)]
+struct LogWalk {
+    rep: RecoveryReport,
+    committed: Vec<(Lsn, Vec<LogItem>)>,
+    cancelled: BTreeMap<u64, u32>,
+}
+
+fn log_walk(img: &Image) -> Result<LogWalk, String> {
+    match pass1(img)? {
+        Walk::Done(rep) => Ok(LogWalk { rep, committed: Vec::new(), cancelled: BTreeMap::new() }),
+        Walk::Replay { rep, committed } => {
+            let cancelled = count_cancels(&committed)?;
+            let committed = committed.iter().map(|t| Ok((t.r_lsn, log_items(t)?))).collect::<Result<_, String>>()?;
+            Ok(LogWalk { rep, committed, cancelled })
+        }
+    }
 }
 
 /// Pass 1: head, tail, the records between and the transactions they hold.
@@ -419,7 +604,6 @@ enum Walk {
     Replay {
         rep: RecoveryReport,
         committed: Vec<Trans>,
-        meta: BTreeMap<u32, (u64, Lsn)>,
     },
 }
 
@@ -427,10 +611,8 @@ fn pass1(img: &Image) -> Result<Walk, String> {
     let mut rep = RecoveryReport::blank();
     let head = find_head(img)?;
     rep.head_blk = head;
-    let meta = in_place_meta(img);
     if log_is_empty(img, head) {
         rep.empty = true;
-        rep.items = versions(meta);
         return Ok(Walk::Done(rep));
     }
     let span = settle_head_and_tail(img, head, &mut rep)?;
@@ -441,12 +623,11 @@ fn pass1(img: &Image) -> Result<Walk, String> {
     rep.clean = unmount_record_last(&span.records);
     if rep.clean {
         // A clean log needs no replay: everything is in place.
-        rep.items = versions(meta);
         return Ok(Walk::Done(rep));
     }
     let (committed, uncommitted) = rebuild_transactions(&span.records)?;
     rep.transactions_uncommitted = uncommitted;
-    Ok(Walk::Replay { rep, committed, meta })
+    Ok(Walk::Replay { rep, committed })
 }
 
 /// Recovery of a bare log region: the report, and why replay stopped if the log holds items
@@ -549,18 +730,23 @@ pub fn recover_log_region(log: &[u8]) -> Result<RegionRecovery, String> {
         }
     }
     let none = SectorMap::new();
-    let img = Image { devs: vec![Layer::new(&map), Layer::new(&none)], data_dev: 1, log_start: 0, log_bb };
-    let (mut rep, committed, mut meta) = match pass1(&img)? {
-        Walk::Done(report) => {
-            return Ok(RegionRecovery { report, committed: 0, not_replayed: None, transactions: Vec::new() })
+    let img =
+        Image { devs: vec![Layer::new(&map), Layer::new(&none)], data_dev: 1, log_start: 0, log_bb, shared: None };
+    let mut meta = in_place_meta(&img);
+    let (mut rep, committed) = match pass1(&img)? {
+        Walk::Done(mut report) => {
+            report.items = versions(meta);
+            return Ok(RegionRecovery { report, committed: 0, not_replayed: None, transactions: Vec::new() });
         }
-        Walk::Replay { rep, committed, meta } => (rep, committed, meta),
+        Walk::Replay { rep, committed } => (rep, committed),
     };
     let n = committed.len() as u32;
     let transactions =
         committed.iter().map(|t| CommittedTrans { tid: t.tid, lsn: t.r_lsn, items: item_types(t) }).collect();
-    let replayed =
-        count_cancels(&committed).and_then(|mut c| replay_committed(&committed, &mut c, &mut meta, &mut rep));
+    let replayed = count_cancels(&committed).and_then(|mut c| {
+        let items = committed.iter().map(|t| Ok((t.r_lsn, log_items(t)?))).collect::<Result<Vec<_>, String>>()?;
+        replay_committed(&items, &mut c, &mut meta, &mut rep)
+    });
     match replayed {
         Ok(()) => Ok(RegionRecovery { report: rep, committed: n, not_replayed: None, transactions }),
         Err(e) => {
@@ -634,18 +820,28 @@ fn versions(meta: BTreeMap<u32, (u64, Lsn)>) -> BTreeMap<u32, u64> {
     meta.into_iter().map(|(k, (v, _))| (k, v)).collect()
 }
 
+/// Where in-place metadata ends on the data device: an internal log follows the metadata on
+/// the same device, so it stops where the log starts.
+fn meta_region_end(data_dev: usize, log_start: u64) -> u64 {
+    if data_dev == 0 {
+        log_start.max(META_START_SECTOR + 1)
+    } else {
+        u64::MAX
+    }
+}
+
+/// A sector where a metadata item starts.
+fn is_meta_sector(s: u64) -> bool {
+    s >= META_START_SECTOR && (s - META_START_SECTOR).is_multiple_of(META_BB)
+}
+
 /// In-place metadata as the crash left it: item -> (version, LSN).
 fn in_place_meta(img: &Image) -> BTreeMap<u32, (u64, Lsn)> {
     let data = img.data();
     let mut meta = BTreeMap::new();
-    // An internal log follows the metadata on the same device: stop where it starts.
-    let meta_end = img.log_start.max(META_START_SECTOR + 1);
-    let meta_to = if img.data_dev == 0 { meta_end } else { u64::MAX };
-    let sectors: Vec<u64> = data
-        .sectors_in(META_START_SECTOR, meta_to)
-        .into_iter()
-        .filter(|s| (s - META_START_SECTOR).is_multiple_of(META_BB))
-        .collect();
+    let meta_to = meta_region_end(img.data_dev, img.log_start);
+    let sectors: Vec<u64> =
+        data.sectors_in(META_START_SECTOR, meta_to).into_iter().filter(|&s| is_meta_sector(s)).collect();
     for s in sectors {
         if let Some((id, v, lsn)) = data.with_sector(s, format::read_meta) {
             meta.insert(id, (v, lsn));
@@ -663,7 +859,7 @@ fn log_is_empty(img: &Image, head: u32) -> bool {
 struct LogSpan {
     head: u32,
     tail: u32,
-    records: Vec<Rec>,
+    records: Vec<Rc<Rec>>,
 }
 
 /// Tail from the last record before the head, then a walk to the head verifying CRCs: a bad
@@ -760,7 +956,7 @@ fn settle_head_and_tail(img: &Image, mut head: u32, rep: &mut RecoveryReport) ->
     let records = records
         .iter()
         .map(|&(blk, _, _)| read_record(img, blk).ok_or_else(|| format!("bad record header at log block {blk}")))
-        .collect::<Result<Vec<Rec>, String>>()?;
+        .collect::<Result<Vec<_>, String>>()?;
     if let Some(t) = skip_tail_to {
         if let Some(r) = records.first() {
             debug_assert_eq!(r.blk, t);
@@ -771,7 +967,7 @@ fn settle_head_and_tail(img: &Image, mut head: u32, rep: &mut RecoveryReport) ->
 }
 
 /// `xlog_check_unmount_rec`: a lone unmount record right before the head means clean.
-fn unmount_record_last(records: &[Rec]) -> bool {
+fn unmount_record_last(records: &[Rc<Rec>]) -> bool {
     records.last().is_some_and(|r| {
         r.num_logops == 1 && r.data.len() >= 12 && OpHeader::read(&r.data).flags & XLOG_UNMOUNT_TRANS != 0
     })
@@ -779,7 +975,7 @@ fn unmount_record_last(records: &[Rec]) -> bool {
 
 /// Rebuilds transactions by tid from the records' op headers: the committed ones in commit
 /// order, and how many were started but not committed.
-fn rebuild_transactions(records: &[Rec]) -> Result<(Vec<Trans>, u32), String> {
+fn rebuild_transactions(records: &[Rc<Rec>]) -> Result<(Vec<Trans>, u32), String> {
     let mut open: BTreeMap<u32, Trans> = BTreeMap::new();
     let mut committed: Vec<Trans> = Vec::new();
     for r in records {
@@ -813,9 +1009,15 @@ fn rebuild_transactions(records: &[Rec]) -> Result<(Vec<Trans>, u32), String> {
                 continue;
             }
             if oh.flags & XLOG_WAS_CONT_TRANS != 0 {
-                t.regions.last_mut().ok_or("continued region without a first part")?.extend_from_slice(body);
+                let last = t.regions.last_mut().ok_or("continued region without a first part")?;
+                if let Region::In(..) = last {
+                    *last = Region::Joined(last.to_vec());
+                }
+                if let Region::Joined(v) = last {
+                    v.extend_from_slice(body);
+                }
             } else if !body.is_empty() {
-                t.regions.push(body.to_vec());
+                t.regions.push(Region::In(r.clone(), off - body.len()..off));
             }
         }
     }
@@ -837,19 +1039,20 @@ fn count_cancels(committed: &[Trans]) -> Result<BTreeMap<u64, u32>, String> {
 
 /// Pass 2: replays the committed transactions in log order.
 fn replay_committed(
-    committed: &[Trans],
+    committed: &[(Lsn, Vec<LogItem>)],
     cancelled: &mut BTreeMap<u64, u32>,
     meta: &mut BTreeMap<u32, (u64, Lsn)>,
     rep: &mut RecoveryReport,
 ) -> Result<(), String> {
-    for t in committed {
-        replay(t, cancelled, meta, rep)?;
+    for (r_lsn, items) in committed {
+        replay(*r_lsn, items, cancelled, meta, rep)?;
         rep.transactions_replayed += 1;
     }
     Ok(())
 }
 
 /// One log item of a committed transaction, parsed from its format structure.
+#[derive(Debug)]
 struct LogItem {
     is_inode: bool,
     blkno: u64,
@@ -861,7 +1064,7 @@ struct LogItem {
 
 /// A transaction's regions after its header (`xfs_trans_header`, magic "TRAN"), which must
 /// be at least `min_len` bytes.
-fn after_trans_header(t: &Trans, min_len: usize) -> Result<std::slice::Iter<'_, Vec<u8>>, String> {
+fn after_trans_header(t: &Trans, min_len: usize) -> Result<std::slice::Iter<'_, Region>, String> {
     let mut regions = t.regions.iter();
     let th = regions.next().ok_or("transaction without a header")?;
     if th.len() < min_len || format::le32(th, 0) != XFS_TRANS_HEADER_MAGIC {
@@ -902,12 +1105,13 @@ fn log_items(t: &Trans) -> Result<Vec<LogItem>, String> {
 /// Pass 2 of one committed transaction: buffers and inodes whose on-disk LSN is older,
 /// unless a later cancel record covers their block (xlog_is_buffer_cancelled).
 fn replay(
-    t: &Trans,
+    r_lsn: Lsn,
+    items: &[LogItem],
     cancelled: &mut BTreeMap<u64, u32>,
     meta: &mut BTreeMap<u32, (u64, Lsn)>,
     rep: &mut RecoveryReport,
 ) -> Result<(), String> {
-    for it in log_items(t)? {
+    for it in items {
         let blkno = it.blkno;
         if it.cancel {
             // xlog_put_buffer_cancelled: buffers after the last cancel record replay again.
@@ -932,16 +1136,16 @@ fn replay(
         // v5 ordering: buffers at or after this transaction's LSN are not overwritten;
         // inodes only when strictly after (32baa63d82ee: checkpoints may share a start LSN).
         let old = meta.get(&id).map_or(Lsn::ZERO, |&(_, lsn)| lsn);
-        if old > t.r_lsn || (!is_inode && old == t.r_lsn) {
+        if old > r_lsn || (!is_inode && old == r_lsn) {
             rep.regions_skipped_by_lsn += 1;
             continue;
         }
         // A recovered buffer takes its LSN only when it is written out after the pass
         // (xfs_buf_delwri_submit), so a later checkpoint sharing this start LSN still
         // replays over it; inode recovery stamps current_lsn into di_lsn at once.
-        meta.insert(id, (v, if is_inode { t.r_lsn } else { old }));
-        rep.replayed.push((t.r_lsn, id, v));
-        rep.writes.insert(blkno, (id, v, t.r_lsn));
+        meta.insert(id, (v, if is_inode { r_lsn } else { old }));
+        rep.replayed.push((r_lsn, id, v));
+        rep.writes.insert(blkno, (id, v, r_lsn));
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ fn image(sim: &Sim) -> Image<'_> {
         data_dev: sim.data_device(),
         log_start: sim.log_start_sector(),
         log_bb: sim.geometry().log_bb,
+        shared: None,
     }
 }
 
