@@ -13,6 +13,17 @@ pub fn run(as_json: bool) -> Result<(), String> {
     let secs = t.elapsed().as_secs_f64();
     let events = sim.events();
     let events_per_sec = events as f64 / secs;
+    // The same run at 20, 200 and 2000 writers: how the event rate holds as tasks multiply.
+    let mut curve = Vec::new();
+    for writers in [20u32, 200, 2000] {
+        let mut c = s.clone();
+        c.writers = writers;
+        let mut sim = Sim::new(&c)?;
+        let t = Instant::now();
+        sim.run();
+        curve.push((writers, sim.events(), sim.events() as f64 / t.elapsed().as_secs_f64()));
+    }
+    let ratio = curve[2].2 / curve[0].2;
     let small = find_preset("small-crash")?;
     let (report, csecs, _) = crate::crash_cmd::explore_points(&small, xlog::CrashPoints::Even(200), 64, None)?;
     let crash_states_per_sec = report.crash_states as f64 / csecs;
@@ -23,10 +34,16 @@ pub fn run(as_json: bool) -> Result<(), String> {
             "events_per_sec": events_per_sec,
             "crash_states": report.crash_states,
             "crash_states_per_sec": crash_states_per_sec,
+            "writer_curve": curve.iter().map(|&(w, e, r)| json!({"writers": w, "events": e, "events_per_sec": r})).collect::<Vec<_>>(),
+            "events_per_sec_2000_over_20": ratio,
         });
         println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
     } else {
         println!("200-writer fsync-heavy: {events} events in {secs:.2} s = {events_per_sec:.0} events/s");
+        for (w, e, r) in &curve {
+            println!("{w:>4}-writer fsync-heavy: {e} events = {r:.0} events/s");
+        }
+        println!("2000 writers run at {:.0}% of the event rate of 20", ratio * 100.0);
         println!("crash explorer: {} states in {csecs:.2} s = {crash_states_per_sec:.0} states/s", report.crash_states);
     }
     Ok(())

@@ -249,3 +249,21 @@ fn trace_until_is_the_start_of_the_whole_trace_up_to_that_time() {
     assert!(part.iter().all(|l| stamp(l) <= 0.002));
     assert!(stamp(&whole[part.len()]) > 0.002);
 }
+
+#[test]
+fn bench_reports_the_writer_curve_of_the_runs_it_names() {
+    let b = json(&["bench", "--json"]);
+    let curve = b["writer_curve"].as_array().unwrap();
+    assert_eq!(curve.iter().map(|c| c["writers"].as_u64().unwrap()).collect::<Vec<_>>(), [20, 200, 2000]);
+    // Each point is the 2 s fsync-heavy run at that many writers: the same events as `run`.
+    for c in curve {
+        let w = c["writers"].as_u64().unwrap().to_string();
+        let set = format!("writers={w}");
+        let r = json(&["run", "--preset", "fsync-heavy", "--set", &set, "--duration", "2s", "--json"]);
+        assert_eq!(c["events"], r["events"], "{w} writers");
+        assert!(c["events_per_sec"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(curve[1]["events"], b["events"]);
+    assert!(b["events_per_sec_2000_over_20"].as_f64().unwrap() > 0.0);
+    assert!(b["crash_states"].as_u64().unwrap() > 1000, "{b}");
+}
