@@ -29,6 +29,8 @@ pub struct Counters {
     pub background_pushes: u64,
     pub cil_throttle_waits: u64,
     pub cil_throttle_depth_max: u64,
+    /// Pushes that found tasks on `xc_push_wait`: checkpoints whose context throttled.
+    pub checkpoints_throttled: u64,
     /// Pushes that left throttled tasks asleep (the 5.9 throttle with space gone back).
     pub cil_throttle_wakes_skipped: u64,
     /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
@@ -63,6 +65,7 @@ impl Default for Counters {
             background_pushes: 0,
             cil_throttle_waits: 0,
             cil_throttle_depth_max: 0,
+            checkpoints_throttled: 0,
             cil_throttle_wakes_skipped: 0,
             tail_moved_after_flush: 0,
             tail_moved_fua_only: 0,
@@ -92,6 +95,8 @@ pub struct Metrics {
     pub commit_records: u64,
     pub iclog_writes: u64,
     pub log_blocks: u64,
+    /// Times the log head wrapped (its cycle at the end, less the first).
+    pub log_cycles: u64,
     pub noiclog_events: u64,
     pub log_forces: u64,
     /// fsyncs that skipped their own data-device flush because the log force did one.
@@ -110,6 +115,8 @@ pub struct Metrics {
     pub background_pushes: u64,
     pub cil_throttle_waits: u64,
     pub cil_throttle_depth_max: u64,
+    /// Pushes that found tasks on `xc_push_wait`: checkpoints whose context throttled.
+    pub checkpoints_throttled: u64,
     /// Pushes that left throttled tasks asleep (the 5.9 throttle with space gone back).
     pub cil_throttle_wakes_skipped: u64,
     /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
@@ -159,6 +166,7 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("iclog_writes", ""),
             ("log_blocks", "blocks"),
+            ("log_cycles", ""),
             ("noiclog_events", ""),
             ("log_forces", ""),
             ("grant_head_waits", ""),
@@ -176,6 +184,7 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("background_pushes", ""),
             ("cil_throttle_waits", ""),
             ("cil_throttle_depth_max", "tasks"),
+            ("checkpoints_throttled", ""),
             ("cil_throttle_wakes_skipped", ""),
             ("shadow_allocations", ""),
         ],

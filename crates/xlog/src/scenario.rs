@@ -164,6 +164,9 @@ pub struct Scenario {
     pub fsync_writers: u32,
     /// CPU time a writer spends between transactions.
     pub think: Duration,
+    /// CPUs the writers' CPU time runs on (0: one per writer). Fewer CPUs than writers queue
+    /// them for a CPU, as on a real machine where the create path, not the log, is the limit.
+    pub cpus: u32,
     /// What creates log of their directory.
     pub directory: Directory,
     /// How xfsaild paces its passes.
@@ -204,6 +207,7 @@ impl Default for Scenario {
             fsync: true,
             fsync_writers: 0,
             think: Duration(20 * NS_PER_US),
+            cpus: 0,
             directory: Directory::Blocks,
             xfsaild: Xfsaild::Upstream,
         }
@@ -333,6 +337,7 @@ settings!(
     think,
     directory,
     xfsaild,
+    cpus,
 );
 
 impl Scenario {
@@ -390,6 +395,7 @@ impl Scenario {
         range("tx_reads", self.tx_reads as u64, 0, 64)?;
         range("tx_chunks", self.tx_chunks as u64, 1, 32)?;
         range("cil_pushers", self.cil_pushers as u64, 1, 8)?;
+        range("cpus", self.cpus as u64, 0, 4096)?;
         if self.think.0 > 10 * NS_PER_SEC {
             return Err(format!("think: {} is out of range (allowed: 0 to 10s)", format_duration(self.think.0)));
         }

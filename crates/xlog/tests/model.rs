@@ -249,6 +249,7 @@ fn value_for(key: &str, pick: usize) -> String {
             &["0", "1", "3", "33", "2000", "5000000"]
         }
         "think" => &["0ns", "1us", "1s", "11s"],
+        "cpus" => &["0", "1", "2", "16", "4097"],
         "crash_model" => &["subset", "prefix", "nope"],
         "directory" => &["blocks", "chunk", "nope"],
         "xfsaild" => &["upstream", "backoff", "nope"],
@@ -493,4 +494,44 @@ fn xfsaild_writes_inodes_by_cluster_and_keeps_up_with_creates() {
     // One write per item (the count of device writes has one more of its own).
     assert!(requests.abs_diff(items) <= 1, "{items} items in {requests} writes");
     assert!(up_tx > back_tx * 3 / 2, "upstream {up_tx} transactions, backoff {back_tx}");
+}
+
+/// Writers queue for a CPU of the pool when there are fewer CPUs than writers: the create
+/// rate is the CPUs' (`cpus` / mean think), and a CPU per writer is the unlimited model.
+#[test]
+fn a_cpu_pool_caps_the_create_rate_and_one_cpu_per_writer_changes_nothing() {
+    let run = |cpus: u32| {
+        let mut s = find_preset("fsmark-create").unwrap();
+        s.duration = Duration(NS_PER_SEC);
+        s.cpus = cpus;
+        let mut sim = Sim::new(&s).unwrap();
+        sim.run();
+        sim.metrics()
+    };
+    let (unlimited, per_writer, two) = (run(0), run(16), run(2));
+    assert_eq!(unlimited.trace_hash, per_writer.trace_hash);
+    // Think time is uniform over [10, 30) us: two CPUs run at most 100k creates/s.
+    assert!(two.tx_per_sec <= 100_500.0 && two.tx_per_sec > 95_000.0, "{}", two.tx_per_sec);
+    assert!(unlimited.tx_per_sec > 2.0 * two.tx_per_sec, "{} vs {}", unlimited.tx_per_sec, two.tx_per_sec);
+}
+
+/// Seed 003's rhythm: where the creates (4 CPUs) set the pace, the push keeps up and the
+/// throttle catches all 16 writers only in rare bursts; where the log sets it (a SATA SSD
+/// flushing every iclog, a CPU per writer), every checkpoint throttles.
+#[test]
+fn the_cil_throttle_bursts_rarely_when_cpus_not_the_log_set_the_pace() {
+    let run = |preset: &str, secs: u64| {
+        let mut s = find_preset(preset).unwrap();
+        s.duration = Duration(secs * NS_PER_SEC);
+        let mut sim = Sim::new(&s).unwrap();
+        sim.run();
+        sim.metrics()
+    };
+    let rhythm = run("cil-throttle-rhythm", 10);
+    assert!(rhythm.checkpoints > 80, "{}", rhythm.checkpoints);
+    assert!(rhythm.checkpoints_throttled * 20 <= rhythm.checkpoints, "{rhythm:?}");
+    assert_eq!(rhythm.cil_throttle_waits, 16 * rhythm.checkpoints_throttled, "a burst holds every writer");
+    assert_eq!(rhythm.grant_head_waits, 0);
+    let bound = run("cil-throttle-32mb", 5);
+    assert!(bound.checkpoints_throttled * 10 >= bound.checkpoints * 9, "{bound:?}");
 }

@@ -138,6 +138,9 @@ pub struct Sim {
     rt_live: Vec<(u64, u64)>,
     /// The flush timeline's record, when the lab keeps one.
     timeline: Option<timeline::Timeline>,
+    /// Writers thinking on the CPU pool (`cpus`), and those waiting for a CPU with their think time.
+    cpus_busy: u32,
+    run_queue: std::collections::VecDeque<(TaskId, Ns)>,
 }
 
 impl Sim {
@@ -221,6 +224,8 @@ impl Sim {
             rt_hint: Vec::new(),
             rt_live: Vec::new(),
             timeline: None,
+            cpus_busy: 0,
+            run_queue: Default::default(),
         };
         if scenario.workload == WorkloadKind::RtAlloc {
             let rt = crate::rtalloc::fragmented(scenario.rsum_cache == RsumCache::On, scenario.seed);

@@ -154,6 +154,7 @@ impl Sim {
         };
         if !self.cil.push_wait.is_empty() {
             let depth = self.cil.push_wait.len() as u32;
+            self.counters.checkpoints_throttled += 1;
             self.emit(task, TraceKind::CilPushWake { depth, woken: wake });
         }
         if wake {

@@ -65,6 +65,8 @@ pub(crate) struct Writer {
     pub log_flushed: bool,
     /// Version of the file data block last written.
     pub data_version: u64,
+    /// Thinking on a CPU of the pool (`cpus`), which it gives back when the think ends.
+    pub on_cpu: bool,
 }
 
 impl Writer {
@@ -82,6 +84,7 @@ impl Writer {
             force_slept: false,
             log_flushed: false,
             data_version: 0,
+            on_cpu: false,
         }
     }
 }
@@ -89,7 +92,12 @@ impl Writer {
 impl Sim {
     pub(super) fn writer_run(&mut self, w: TaskId) {
         match self.writers[w as usize].state {
-            WriterState::Thinking => self.start_tx(w),
+            WriterState::Thinking => {
+                if std::mem::take(&mut self.writers[w as usize].on_cpu) {
+                    self.cpu_release();
+                }
+                self.start_tx(w)
+            }
             WriterState::GrantWait => {
                 let t = self.writers[w as usize].ticket.clone().expect("waiting writer has a ticket");
                 self.trace_grant(w, GrantEvent::Wake, &t);
@@ -447,6 +455,33 @@ impl Sim {
         // Think time varies uniformly over [0.5, 1.5) of the mean so writers drift apart.
         let mean = self.scenario.think.0;
         let think = mean / 2 + self.rng.next_u64() % mean.max(1);
-        self.wake_at(self.now + think, w);
+        self.think_on_cpu(w, think);
+    }
+
+    /// Runs `think` ns of writer `w`'s CPU work: on a free CPU of the pool now, or after the
+    /// writers queued before it. Model: a writer runs its think to completion (no time
+    /// slices), FIFO; kernel threads (push work, xfsaild) take no CPU time.
+    fn think_on_cpu(&mut self, w: TaskId, think: u64) {
+        let cpus = self.scenario.cpus;
+        if cpus == 0 {
+            return self.wake_at(self.now + think, w);
+        }
+        if self.cpus_busy < cpus {
+            self.cpus_busy += 1;
+            self.writers[w as usize].on_cpu = true;
+            self.wake_at(self.now + think, w);
+        } else {
+            self.run_queue.push_back((w, think));
+        }
+    }
+
+    /// A writer's think ended: its CPU goes to the first writer waiting for one.
+    fn cpu_release(&mut self) {
+        self.cpus_busy -= 1;
+        if let Some((w, think)) = self.run_queue.pop_front() {
+            self.cpus_busy += 1;
+            self.writers[w as usize].on_cpu = true;
+            self.wake_at(self.now + think, w);
+        }
     }
 }
