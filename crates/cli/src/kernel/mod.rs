@@ -133,6 +133,12 @@ fn as_running_kernel(s: &Scenario) -> (Scenario, Vec<String>) {
         device_bug,
         xfsaild
     );
+    // The kernel's writer threads share this machine's CPUs.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    if m.cpus != cpus {
+        changed.push(format!("cpus: {} -> {cpus}", m.cpus));
+        m.cpus = cpus;
+    }
     (m, changed)
 }
 
