@@ -48,7 +48,7 @@ pub fn stats(props: &StatsProps) -> Html {
                 { for rows.into_iter().map(|(k, val)| html! { <tr><td>{ k }</td><td data-key={k}>{ val }</td></tr> }) }
             </table>
             <h2 style="margin-top:14px">{ format!("writers ({})", v.writer_states.len()) }</h2>
-            <div class="writers" title="grey: thinking · red: grant wait · yellow: CIL throttle · green: waiting for a checkpoint · blue: waiting for log I/O · purple: fsync data write or flush · brown: reading metadata inside a transaction">
+            <div class="writers" title="grey: thinking (running a create, or waiting for a CPU when cpus is set) · red: grant wait · yellow: CIL throttle · green: waiting for a checkpoint · blue: waiting for log I/O · purple: fsync data write or flush · brown: reading metadata inside a transaction">
                 { for v.writer_states.iter().map(|s| html! { <i style={format!("--c:{}", palette::writer(s))}></i> }) }
             </div>
         </div>

@@ -204,7 +204,15 @@ pub static PRESETS: &[Preset] = &[
         about: "seed 003 where CPUs set the pace: 16-way fsmark on 4 CPUs, NVMe, 32MiB log; the throttle catches all 16 writers in rare bursts",
         // The seed's trace header shows #P:4; seed 001's test machine has NVMe SSDs. The
         // creates, not the log, are the limit, so the push keeps up but for a stutter.
-        build: || Scenario { writers: 16, log_size: Size(32 << 20), device: DeviceClass::Nvme, cpus: 4, ..seed003() },
+        // 10 s: long enough for the first stutter (at 8.2 s).
+        build: || Scenario {
+            writers: 16,
+            log_size: Size(32 << 20),
+            device: DeviceClass::Nvme,
+            cpus: 4,
+            duration: Duration(10 * NS_PER_SEC),
+            ..seed003()
+        },
         fix: &[],
     },
     Preset {

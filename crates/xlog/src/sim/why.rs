@@ -12,7 +12,15 @@ impl Sim {
         let Some(wr) = self.writers.get(w as usize) else { return Vec::new() };
         let mut why = Vec::new();
         match wr.state {
-            WriterState::Thinking | WriterState::Stopped => {}
+            WriterState::Stopped => {}
+            WriterState::Thinking => {
+                if let Some(ahead) = self.run_queue.iter().position(|&(q, _)| q == w) {
+                    why.push(format!(
+                        "waiting for a CPU: all {} run other writers' creates (cpus), {ahead} writers queued ahead",
+                        self.scenario.cpus
+                    ));
+                }
+            }
             WriterState::GrantWait => {
                 let need = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
                 let ahead = self.log.reserve_waiters.iter().take_while(|g| g.task != w).count();
@@ -137,6 +145,20 @@ mod tests {
             assert!(sim.why_blocked(w).is_empty());
         }
         assert!(sim.why_blocked(9999).is_empty());
+    }
+
+    #[test]
+    fn a_writer_waiting_for_a_cpu_is_told_so() {
+        let mut s = find("cil-throttle-rhythm").unwrap();
+        s.cpus = 2;
+        let mut sim = Sim::new(&s).unwrap();
+        sim.run_until(10 * crate::units::NS_PER_MS);
+        let queued: Vec<_> = (0..s.writers).filter_map(|w| sim.why_blocked(w).first().cloned()).collect();
+        // 16 writers on 2 CPUs: most wait, each told its place in the queue.
+        assert!(queued.len() >= 10, "{queued:?}");
+        assert!(queued
+            .iter()
+            .any(|m| m.starts_with("waiting for a CPU: all 2 run other writers' creates (cpus), 0 writers")));
     }
 
     #[test]
