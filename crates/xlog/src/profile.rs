@@ -25,6 +25,8 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         // on average, drawn per extent).
         flush_per_extent_ns: 2 * NS_PER_MS,
         flush_rotation_ns: 4_170 * NS_PER_US,
+        members: 1,
+        md_flush: false,
         min_interval_ns: 0,
         stripe_bytes: 0,
         capacity_sectors: DISK_SECTORS,
@@ -44,6 +46,8 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         flush_base_ns: 300 * NS_PER_US, // flush: drain cache + FTL metadata commit
         flush_per_extent_ns: 2 * NS_PER_US,
         flush_rotation_ns: 0,
+        members: 1,
+        md_flush: false,
         min_interval_ns: 0,
         stripe_bytes: 0,
         capacity_sectors: DISK_SECTORS / 8,
@@ -59,6 +63,8 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             // Cached extents spread over four spindles, which destage them in parallel.
             flush_per_extent_ns: hdd.flush_per_extent_ns / 4,
             flush_rotation_ns: hdd.flush_rotation_ns / 4,
+            members: 4,
+            md_flush: true, // md raid0 over four disks
             ..hdd
         },
         DeviceClass::Nvme => nvme,
@@ -69,6 +75,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             media_bytes_per_sec: 4 * nvme.media_bytes_per_sec,
             // A flush must drain all four members: the slowest member sets the pace.
             flush_base_ns: nvme.flush_base_ns + 50 * NS_PER_US,
+            md_flush: true, // md raid0 over four drives
             ..nvme
         },
         DeviceClass::SataSsd => DeviceProfile {
