@@ -28,6 +28,7 @@ const COLUMNS: &[&str] = &[
 /// What the chart can show: the table's columns and the seed 000 table's bandwidth.
 const CHARTABLE: &[&str] = &[
     "latency_ms_p995",
+    "data_mb_s",
     "bandwidth_mb_s",
     "grant_head_waits",
     "tx_per_sec",

@@ -61,6 +61,15 @@ impl Geometry {
                 format_size(s.fs_size.0)
             ));
         }
+        let data_end = layout::log_start_sector(s) + log / BBSIZE as u64 + layout::data_area_bb(s);
+        if !s.external_log && data_end > s.fs_size.0 / BBSIZE as u64 {
+            return Err(format!(
+                "append_size: {} x {} writers' files do not fit past the log in fs_size {}",
+                format_size(s.append_size.0),
+                s.writers,
+                format_size(s.fs_size.0)
+            ));
+        }
         let per_writer = layout::items_per_writer(s);
         if per_writer < s.tx_items * 4 {
             return Err(format!(

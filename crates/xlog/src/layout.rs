@@ -56,15 +56,37 @@ pub fn items_per_writer(s: &Scenario) -> u32 {
     want.min(capacity.min(u32::MAX as u64) as u32)
 }
 
-/// Where writer `w`'s file data block lives: past the internal log (rounded to a block), or
-/// past the `nitems` metadata items on an external log's data device.
-pub fn data_daddr(s: &Scenario, log_bb: u32, nitems: u64, w: u32) -> u64 {
+/// Appends a `sync-append` file holds before it wraps: each writer's file is a ring of
+/// them (a rotating trace log), so appends land next to the previous one on the device.
+pub const FILE_SLOTS: u64 = 16;
+
+/// Data slots in writer `w`'s file: `FILE_SLOTS` for appenders, one block rewritten otherwise.
+pub fn file_slots(s: &Scenario) -> u64 {
+    if s.workload == WorkloadKind::SyncAppend {
+        FILE_SLOTS
+    } else {
+        1
+    }
+}
+
+/// Where writer `w`'s data for its `version`th fsync lives: in its file, past the internal
+/// log (rounded to a block), or past the `nitems` metadata items on an external log's data
+/// device. Files sit side by side, each `file_slots` appends long.
+pub fn data_daddr(s: &Scenario, log_bb: u32, nitems: u64, w: u32, version: u64) -> u64 {
     let base = if s.external_log {
         META_START_SECTOR + nitems * META_BB
     } else {
         (log_start_sector(s) + log_bb as u64).div_ceil(META_BB) * META_BB
     };
-    base + w as u64 * META_BB
+    let append_bb = s.append_size.0 / BBSIZE as u64;
+    let file_bb = (file_slots(s) * append_bb).div_ceil(META_BB) * META_BB;
+    base + w as u64 * file_bb + version.saturating_sub(1) % file_slots(s) * append_bb
+}
+
+/// Sectors past the data area's start that the writers' files need.
+pub fn data_area_bb(s: &Scenario) -> u64 {
+    let append_bb = s.append_size.0 / BBSIZE as u64;
+    s.writers as u64 * (file_slots(s) * append_bb).div_ceil(META_BB) * META_BB
 }
 
 #[cfg(test)]
@@ -77,8 +99,14 @@ mod tests {
         let start = log_start_sector(&s);
         assert_eq!(start, (220u64 << 30) / 512 / 2);
         let log_bb = (s.log_size.0 / 512) as u32;
-        assert_eq!(data_daddr(&s, log_bb, 0, 0), start + log_bb as u64);
-        assert_eq!(data_daddr(&s, log_bb, 0, 3) - data_daddr(&s, log_bb, 0, 2), META_BB);
+        assert_eq!(data_daddr(&s, log_bb, 0, 0, 1), start + log_bb as u64);
+        assert_eq!(data_daddr(&s, log_bb, 0, 3, 1) - data_daddr(&s, log_bb, 0, 2, 1), META_BB);
+        assert_eq!(data_daddr(&s, log_bb, 0, 3, 9), data_daddr(&s, log_bb, 0, 3, 1), "a block rewritten");
+        let a = Scenario { workload: WorkloadKind::SyncAppend, append_size: crate::scenario::Size(128 << 10), ..s };
+        let next = data_daddr(&a, log_bb, 0, 0, 2) - data_daddr(&a, log_bb, 0, 0, 1);
+        assert_eq!(next, 256, "the next append follows the last");
+        assert_eq!(data_daddr(&a, log_bb, 0, 0, 17), data_daddr(&a, log_bb, 0, 0, 1), "the file wraps");
+        assert_eq!(data_daddr(&a, log_bb, 0, 1, 1) - data_daddr(&a, log_bb, 0, 0, 1), 16 * 256);
         assert_eq!(item_daddr(2), META_START_SECTOR + 16);
     }
 

@@ -160,6 +160,9 @@ pub struct Scenario {
     pub cil_pushers: u32,
     /// Whether each transaction is followed by an fsync (a log force to its commit LSN).
     pub fsync: bool,
+    /// File data each fsync writes back: the bytes of one synchronous append (`sync-append`:
+    /// appended to the writer's file) or of the block rewritten (the other workloads).
+    pub append_size: Size,
     /// With fsync: only the first this-many writers fsync (0: all of them).
     pub fsync_writers: u32,
     /// CPU time a writer spends between transactions.
@@ -205,6 +208,7 @@ impl Default for Scenario {
             tx_reads: 0,
             cil_pushers: 4,
             fsync: true,
+            append_size: Size(4096),
             fsync_writers: 0,
             think: Duration(20 * NS_PER_US),
             cpus: 0,
@@ -338,6 +342,7 @@ settings!(
     directory,
     xfsaild,
     cpus,
+    append_size,
 );
 
 impl Scenario {
@@ -396,6 +401,13 @@ impl Scenario {
         range("tx_chunks", self.tx_chunks as u64, 1, 32)?;
         range("cil_pushers", self.cil_pushers as u64, 1, 8)?;
         range("cpus", self.cpus as u64, 0, 4096)?;
+        let append = self.append_size.0;
+        if !(BBSIZE as u64..=16 << 20).contains(&append) || !append.is_multiple_of(BBSIZE as u64) {
+            return Err(format!(
+                "append_size: {} is not allowed (allowed: a multiple of 512 bytes from 512 to 16MiB)",
+                format_size(append)
+            ));
+        }
         if self.think.0 > 10 * NS_PER_SEC {
             return Err(format!("think: {} is out of range (allowed: 0 to 10s)", format_duration(self.think.0)));
         }

@@ -415,7 +415,9 @@ impl Sim {
     }
 
     /// Where writer `w`'s file data block lives on the data device.
+    /// Where writer `w`'s current fsync's data goes.
     pub fn data_daddr(&self, w: u32) -> u64 {
-        layout::data_daddr(&self.scenario, self.geo.log_bb, self.items.len() as u64, w)
+        let version = self.writers[w as usize].data_version;
+        layout::data_daddr(&self.scenario, self.geo.log_bb, self.items.len() as u64, w, version)
     }
 }

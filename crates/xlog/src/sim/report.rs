@@ -25,6 +25,7 @@ impl Sim {
             latency_ms_p99: q(0.99),
             latency_ms_p995: q(0.995),
             bandwidth_mb_s: c.bytes_logged as f64 / secs / 1e6,
+            data_mb_s: c.data_bytes_synced as f64 / secs / 1e6,
             grant_head_waits: c.grant_head_waits,
             checkpoints: c.checkpoints,
             checkpoint_kib_p50: c.checkpoint_bytes.value_at_quantile(0.5) as f64 / 1024.0,

@@ -294,7 +294,8 @@ impl Sim {
         wr.data_version += 1;
         wr.log_flushed = false;
         let (version, daddr) = (wr.data_version, self.data_daddr(w));
-        let block = crate::format::meta_block(DATA_ID_BASE | w, version, Lsn::ZERO, 4096);
+        let bytes = self.scenario.append_size.0 as usize;
+        let block = crate::format::meta_block(DATA_ID_BASE | w, version, Lsn::ZERO, bytes);
         let dd = self.data_dev;
         let (id, done) = self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, IoTag::Data(w).pack());
         self.note_io(dd, id, done, IoTag::Data(w));
@@ -304,7 +305,7 @@ impl Sim {
                 dev: dd as u8,
                 id,
                 sector: daddr,
-                bytes: 4096,
+                bytes: bytes as u32,
                 preflush: false,
                 fua: false,
                 flush: false,
@@ -442,6 +443,7 @@ impl Sim {
         let daddr = self.data_daddr(w);
         let version = self.writers[w as usize].data_version;
         self.history.acked_data.insert(daddr, version);
+        self.counters.data_bytes_synced += self.scenario.append_size.0;
         self.monitor.fsync_acked(self.devs[self.data_dev].stable(), daddr, version);
         self.finish_tx(w);
     }
