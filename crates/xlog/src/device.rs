@@ -88,7 +88,10 @@ pub struct IoReq {
     pub id: u64,
     pub kind: IoKind,
     pub sector: u64,
+    /// The request's first bytes; the rest of its `bytes` are zeros (file data is mostly
+    /// zeros here, so it is not carried). Empty for flushes and reads.
     pub data: Vec<u8>,
+    pub bytes: u64,
     pub submit_ns: Ns,
     pub done_ns: Ns,
     /// Completion sequence at issue: a flush covers cached writes below this mark.
@@ -103,7 +106,29 @@ pub struct CachedWrite {
     pub cseq: u64,
     pub req_id: u64,
     pub sector: u64,
+    /// As in `IoReq`: the first bytes of `bytes`, the rest zeros.
     pub data: Vec<u8>,
+    pub bytes: u64,
+}
+
+impl CachedWrite {
+    /// The whole write, zeros included.
+    pub fn full_data(&self) -> Vec<u8> {
+        padded(&self.data, self.bytes)
+    }
+}
+
+impl IoReq {
+    /// The whole request's data, zeros included.
+    pub fn full_data(&self) -> Vec<u8> {
+        padded(&self.data, self.bytes)
+    }
+}
+
+fn padded(data: &[u8], bytes: u64) -> Vec<u8> {
+    let mut v = data.to_vec();
+    v.resize(bytes as usize, 0);
+    v
 }
 
 /// What a recording device saw, in order (for the dm-log-writes export).
@@ -207,20 +232,35 @@ impl Device {
 
     /// Submits a write (data length a multiple of 512) and returns (id, completion time).
     pub fn submit_write(&mut self, now: Ns, sector: u64, data: Vec<u8>, flags: ReqFlags, tag: u64) -> (u64, Ns) {
+        let bytes = data.len() as u64;
+        self.submit_write_zero_filled(now, sector, data, bytes, flags, tag)
+    }
+
+    /// Submits a write of `bytes` that begins with `data` and is zeros after it.
+    pub fn submit_write_zero_filled(
+        &mut self,
+        now: Ns,
+        sector: u64,
+        data: Vec<u8>,
+        bytes: u64,
+        flags: ReqFlags,
+        tag: u64,
+    ) -> (u64, Ns) {
         let ReqFlags { preflush, fua } = flags;
-        debug_assert!(data.len().is_multiple_of(SECTOR) && !data.is_empty());
+        debug_assert!(data.len().is_multiple_of(SECTOR) && bytes.is_multiple_of(SECTOR as u64) && bytes > 0);
+        debug_assert!(data.len() as u64 <= bytes);
         // Without a volatile cache the block layer strips PREFLUSH and FUA.
         if !self.profile.volatile_cache {
             self.stats.flushes_elided += preflush as u64;
         }
         let (preflush, fua) = if self.profile.volatile_cache { (preflush, fua) } else { (false, false) };
         self.stats.writes += 1;
-        self.stats.write_bytes += data.len() as u64;
+        self.stats.write_bytes += bytes;
         self.stats.fua_writes += fua as u64;
         self.stats.preflush_writes += preflush as u64;
         self.stats.flushes += preflush as u64;
         self.destage(now, false);
-        let mut cost = self.profile.cmd_ns + transfer_ns(data.len() as u64, self.profile.bus_bytes_per_sec);
+        let mut cost = self.profile.cmd_ns + transfer_ns(bytes, self.profile.bus_bytes_per_sec);
         // md sends the write once its flush is done, without the PREFLUSH.
         let mut not_before = now;
         if preflush && self.profile.md_flush {
@@ -230,10 +270,11 @@ impl Device {
         }
         let cached = self.profile.volatile_cache && !fua;
         if !cached {
-            cost += self.media_write_ns(sector, data.len() as u64);
+            cost += self.media_write_ns(sector, bytes);
         }
-        let sectors = (data.len() / SECTOR) as u64;
-        let (id, done) = self.enqueue(now, not_before, IoKind::Write { preflush, fua }, sector, data, cost, tag);
+        let sectors = bytes / SECTOR as u64;
+        let kind = IoKind::Write { preflush, fua };
+        let (id, done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
         if cached && self.rotating() {
             self.dirty.push(Dirty { at: done, sector, sectors });
         }
@@ -250,50 +291,42 @@ impl Device {
         } else {
             cost += p.read_ns;
         }
-        self.enqueue(now, now, IoKind::Read, sector, Vec::new(), cost, tag)
+        self.enqueue(now, now, IoKind::Read, sector, (Vec::new(), bytes), cost, tag)
     }
 
     /// Submits an explicit cache flush. Elided (completes at once) without a volatile cache.
     pub fn submit_flush(&mut self, now: Ns, tag: u64) -> (u64, Ns) {
         if !self.profile.volatile_cache {
             self.stats.flushes_elided += 1;
-            let id = self.next_id;
-            self.next_id += 1;
-            let req = IoReq {
-                id,
-                kind: IoKind::Flush,
-                sector: 0,
-                data: Vec::new(),
-                submit_ns: now,
-                done_ns: now,
-                flush_mark: self.next_cseq,
-                tag,
-            };
-            self.push_inflight(req);
-            self.note(DevIo::Submit { id, flush: true });
-            return (id, now);
+            return self.flush_without_command(now, now, tag);
         }
         self.stats.flushes += 1;
         if self.profile.md_flush {
             let done = self.md_flush(now);
-            let id = self.next_id;
-            self.next_id += 1;
-            let req = IoReq {
-                id,
-                kind: IoKind::Flush,
-                sector: 0,
-                data: Vec::new(),
-                submit_ns: now,
-                done_ns: done,
-                flush_mark: self.next_cseq,
-                tag,
-            };
-            self.push_inflight(req);
-            self.note(DevIo::Submit { id, flush: true });
-            return (id, done);
+            return self.flush_without_command(now, done, tag);
         }
         let cost = self.profile.cmd_ns + self.flush_wait(self.start_at(now));
-        self.enqueue(now, now, IoKind::Flush, 0, Vec::new(), cost, tag)
+        self.enqueue(now, now, IoKind::Flush, 0, (Vec::new(), 0), cost, tag)
+    }
+
+    /// A flush request that takes no channel of its own: elided, or md's (done at `done`).
+    fn flush_without_command(&mut self, now: Ns, done: Ns, tag: u64) -> (u64, Ns) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let req = IoReq {
+            id,
+            kind: IoKind::Flush,
+            sector: 0,
+            data: Vec::new(),
+            bytes: 0,
+            submit_ns: now,
+            done_ns: done,
+            flush_mark: self.next_cseq,
+            tag,
+        };
+        self.push_inflight(req);
+        self.note(DevIo::Submit { id, flush: true });
+        (id, done)
     }
 
     /// `md_flush_request`: when the flush that covers a request made at `now` is done. With
@@ -331,7 +364,7 @@ impl Device {
         not_before: Ns,
         kind: IoKind,
         sector: u64,
-        data: Vec<u8>,
+        (data, bytes): (Vec<u8>, u64),
         cost: Ns,
         tag: u64,
     ) -> (u64, Ns) {
@@ -342,7 +375,8 @@ impl Device {
         self.channels.push(Reverse((done, slot)));
         let id = self.next_id;
         self.next_id += 1;
-        let req = IoReq { id, kind, sector, data, submit_ns: now, done_ns: done, flush_mark: self.next_cseq, tag };
+        let req =
+            IoReq { id, kind, sector, data, bytes, submit_ns: now, done_ns: done, flush_mark: self.next_cseq, tag };
         self.push_inflight(req);
         let flush = matches!(kind, IoKind::Flush | IoKind::Write { preflush: true, .. });
         self.note(DevIo::Submit { id, flush });
@@ -521,16 +555,17 @@ impl Device {
                 }
                 let stable = !self.profile.volatile_cache || (fua && self.bug != DeviceBug::FuaIgnored);
                 if stable {
-                    self.stable.write(req.sector, &req.data);
+                    self.stable.write_zero_filled(req.sector, &req.data, req.bytes);
                 } else {
                     // A FUA write left in the cache breaks the device's own promise.
                     self.stats.semantics_violations += fua as u64;
-                    self.cached_bytes += req.data.len() as u64;
+                    self.cached_bytes += req.bytes;
                     self.cache.push_back(CachedWrite {
                         cseq: self.next_cseq,
                         req_id: req.id,
                         sector: req.sector,
                         data: std::mem::take(&mut req.data),
+                        bytes: req.bytes,
                     });
                     self.next_cseq += 1;
                 }
@@ -552,8 +587,8 @@ impl Device {
                 break;
             }
             let w = self.cache.pop_front().expect("front exists");
-            self.cached_bytes -= w.data.len() as u64;
-            self.stable.write(w.sector, &w.data);
+            self.cached_bytes -= w.bytes;
+            self.stable.write_zero_filled(w.sector, &w.data, w.bytes);
         }
     }
 

@@ -37,10 +37,10 @@ fn write_entry(r: &IoReq, meta: bool) -> Entry {
     if fua {
         flags |= LOG_FUA_FLAG;
     }
-    if meta && !r.data.is_empty() {
+    if meta && r.bytes > 0 {
         flags |= LOG_METADATA_FLAG;
     }
-    Entry { sector: r.sector, nr_sectors: (r.data.len() / 512) as u64, flags, data: r.data.clone() }
+    Entry { sector: r.sector, nr_sectors: r.bytes / 512, flags, data: r.full_data() }
 }
 
 /// Orders a device journal as dm-log-writes would log it. `meta(tag)` says whether a write
@@ -138,6 +138,7 @@ mod tests {
             kind: IoKind::Write { preflush, fua },
             sector,
             data: vec![id as u8; 512],
+            bytes: 512,
             submit_ns: 0,
             done_ns: 0,
             flush_mark: 0,

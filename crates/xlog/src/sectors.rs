@@ -72,6 +72,35 @@ impl SectorMap {
         }
     }
 
+    /// Writes `bytes` at `sector`: `data`, then zeros.
+    pub fn write_zero_filled(&mut self, sector: u64, data: &[u8], bytes: u64) {
+        self.write(sector, data);
+        let written = data.len() as u64 / SECTOR as u64;
+        self.write_zeros(sector + written, bytes / SECTOR as u64 - written);
+    }
+
+    /// Writes `n` sectors of zeros at `sector`: whole pages become empty pages, no buffers.
+    pub fn write_zeros(&mut self, sector: u64, n: u64) {
+        let (mut s, end) = (sector, sector + n);
+        while s < end {
+            let first = s % PER_PAGE;
+            let k = (PER_PAGE - first).min(end - s);
+            if k == PER_PAGE {
+                self.pages.insert(s / PER_PAGE, Page { data: Arc::default(), present: u8::MAX });
+            } else {
+                let page = self.pages.entry(s / PER_PAGE).or_insert_with(|| Page { data: Arc::default(), present: 0 });
+                let (from, to) = (first as usize * SECTOR, (first + k) as usize * SECTOR);
+                if page.data.len() > from {
+                    let data = Arc::make_mut(&mut page.data);
+                    let to = to.min(data.len());
+                    data[from..to].fill(0);
+                }
+                page.present |= (((1u16 << k) - 1) << first) as u8;
+            }
+            s += k;
+        }
+    }
+
     pub fn get(&self, sector: u64) -> Option<&[u8; SECTOR]> {
         let page = self.pages.get(&(sector / PER_PAGE))?;
         let i = sector % PER_PAGE;
@@ -133,6 +162,26 @@ impl SectorMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zero_filled_write_equals_writing_its_zeros() {
+        let mut old = SectorMap::new();
+        old.write(3, &vec![7u8; 30 * SECTOR]);
+        let (mut a, mut b) = (old.clone(), old);
+        let mut head = vec![9u8; SECTOR];
+        head[0] = 1;
+        let mut full = head.clone();
+        full.resize(20 * SECTOR, 0);
+        a.write(5, &full);
+        b.write_zero_filled(5, &head, 20 * SECTOR as u64);
+        for s in 0..40 {
+            assert_eq!(a.get(s), b.get(s), "sector {s}");
+        }
+        assert_eq!(b.get(6), Some(&ZERO_SECTOR), "old data overwritten by zeros");
+        assert_eq!(b.get(24).map(|d| d[0]), Some(0));
+        assert_eq!(b.get(25).map(|d| d[0]), Some(7), "past the write: untouched");
+        assert!(b.get(40).is_none());
+    }
 
     #[test]
     fn sparse_pages_track_written_sectors_only() {

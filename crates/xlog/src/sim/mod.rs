@@ -398,7 +398,7 @@ impl Sim {
         let dev = &self.devs[0];
         let mut cached = SectorMap::new();
         for w in dev.cached() {
-            cached.write(w.sector, &w.data);
+            cached.write_zero_filled(w.sector, &w.data, w.bytes);
         }
         let (start, end) = (self.log_start, self.log_start + self.geo.log_bb as u64);
         let bb = BBSIZE as usize;

@@ -83,7 +83,7 @@ impl Sim {
     /// A device request as a span: what it is, when, and what it was issued for.
     pub(super) fn io_span(&self, dev: usize, r: &IoReq) -> IoSpan {
         let tag = IoTag::unpack(r.tag);
-        self.span_for(dev, r.id, r.kind, r.sector, r.data.len() as u64, (r.submit_ns, r.done_ns), tag)
+        self.span_for(dev, r.id, r.kind, r.sector, r.bytes, (r.submit_ns, r.done_ns), tag)
     }
 
     #[allow(clippy::too_many_arguments)] // the fields of one request, named at both callers

@@ -294,10 +294,12 @@ impl Sim {
         wr.data_version += 1;
         wr.log_flushed = false;
         let (version, daddr) = (wr.data_version, self.data_daddr(w));
-        let bytes = self.scenario.append_size.0 as usize;
-        let block = crate::format::meta_block(DATA_ID_BASE | w, version, Lsn::ZERO, bytes);
+        let bytes = self.scenario.append_size.0;
+        // The data's first sector carries its version; the rest of the append is zeros.
+        let block = crate::format::meta_block(DATA_ID_BASE | w, version, Lsn::ZERO, crate::units::BBSIZE as usize);
         let dd = self.data_dev;
-        let (id, done) = self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, IoTag::Data(w).pack());
+        let tag = IoTag::Data(w).pack();
+        let (id, done) = self.devs[dd].submit_write_zero_filled(self.now, daddr, block, bytes, ReqFlags::PLAIN, tag);
         self.note_io(dd, id, done, IoTag::Data(w));
         self.emit(
             w,
