@@ -153,6 +153,7 @@ pub static PRESETS: &[Preset] = &[
             fsync: true,
             device: DeviceClass::HddX4,
             fs_size: Size(220 << 30),
+            agcount: 44,
             // The smallest log of the seed's table; `--vary log_size=...` walks the rest.
             log_size: Size(10 << 20),
             // tr_write at 44 AGs of 5GiB (allocbt height 3), reflink log count 4.

@@ -163,6 +163,9 @@ pub struct Scenario {
     /// File data each fsync writes back: the bytes of one synchronous append (`sync-append`:
     /// appended to the writer's file) or of the block rewritten (the other workloads).
     pub append_size: Size,
+    /// Allocation groups mkfs makes (0: mkfs's default). Only the kernel runner uses it
+    /// (`mkfs.xfs -d agcount=`); the model's reservations come from `tx_logres`.
+    pub agcount: u32,
     /// With fsync: only the first this-many writers fsync (0: all of them).
     pub fsync_writers: u32,
     /// CPU time a writer spends between transactions.
@@ -209,6 +212,7 @@ impl Default for Scenario {
             cil_pushers: 4,
             fsync: true,
             append_size: Size(4096),
+            agcount: 0,
             fsync_writers: 0,
             think: Duration(20 * NS_PER_US),
             cpus: 0,
@@ -343,6 +347,7 @@ settings!(
     xfsaild,
     cpus,
     append_size,
+    agcount,
 );
 
 impl Scenario {
@@ -401,6 +406,17 @@ impl Scenario {
         range("tx_chunks", self.tx_chunks as u64, 1, 32)?;
         range("cil_pushers", self.cil_pushers as u64, 1, 8)?;
         range("cpus", self.cpus as u64, 0, 4096)?;
+        if self.agcount > 0 {
+            let ag = self.fs_size.0 / self.agcount as u64;
+            if !(16 << 20..=1 << 40).contains(&ag) {
+                return Err(format!(
+                    "agcount: {} makes {} allocation groups of {} (allowed: 16MiB to 1TiB each)",
+                    self.agcount,
+                    self.agcount,
+                    format_size(ag)
+                ));
+            }
+        }
         let append = self.append_size.0;
         if !(BBSIZE as u64..=16 << 20).contains(&append) || !append.is_multiple_of(BBSIZE as u64) {
             return Err(format!(

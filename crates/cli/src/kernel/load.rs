@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
-use xlog::{Scenario, WorkloadKind};
+use xlog::{format_size, Scenario, WorkloadKind};
 
 /// Bytes each append or overwrite writes (the model's data write: one 4 KiB block).
 const WRITE: usize = 4096;
@@ -47,8 +47,8 @@ pub fn describe(s: &Scenario) -> String {
     let sync = if s.fsync { " + fsync" } else { "" };
     match s.workload {
         WorkloadKind::FsmarkCreate => format!("create an empty file{sync}"),
-        WorkloadKind::FsyncHeavy => format!("append 4 KiB to the writer's file{sync}"),
-        WorkloadKind::SyncAppend => "append 4 KiB to an O_DSYNC file".into(),
+        WorkloadKind::FsyncHeavy => format!("append {} to the writer's file{sync}", format_size(s.append_size.0)),
+        WorkloadKind::SyncAppend => format!("append {} to an O_DSYNC file", format_size(s.append_size.0)),
         WorkloadKind::BtreeChurn => format!("write 4 KiB at a random offset of a sparse file{sync}"),
         WorkloadKind::DirRemove => format!("remove one of {PRECREATE} files created before the run"),
         WorkloadKind::CreateRemove => format!("create a file, remove the one created {KEEP} before it"),
@@ -62,6 +62,8 @@ struct Writer {
     n: u64,
     rng: u64,
     fsync: bool,
+    /// What each append writes (`append_size` bytes of the pattern).
+    append: Vec<u8>,
 }
 
 /// Creates each writer's directory (and, for dir-remove, its files) before tracing starts.
@@ -101,6 +103,7 @@ pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result
             n: 0,
             rng: (s.seed ^ (t as u64 + 1)).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             fsync,
+            append: vec![PATTERN; s.append_size.0 as usize],
         };
         let (kind, gate, recorded) = (s.workload, Arc::clone(&gate), recorded.clone());
         let h = std::thread::Builder::new()
@@ -159,7 +162,9 @@ impl Writer {
     fn promise(&self, kind: WorkloadKind, after: u64, t: u32) -> Durable {
         let n = self.n - 1;
         let (file, min_size) = match kind {
-            WorkloadKind::FsyncHeavy | WorkloadKind::SyncAppend => ("data".to_string(), (n + 1) * WRITE as u64),
+            WorkloadKind::FsyncHeavy | WorkloadKind::SyncAppend => {
+                ("data".to_string(), (n + 1) * self.append.len() as u64)
+            }
             WorkloadKind::FsmarkCreate => (format!("f{n}"), 0),
             // A random overwrite: only that the file exists.
             _ => ("data".to_string(), 0),
@@ -211,17 +216,18 @@ impl Writer {
             WorkloadKind::FsyncHeavy | WorkloadKind::SyncAppend => {
                 let dsync = if kind == WorkloadKind::SyncAppend { libc::O_DSYNC } else { 0 };
                 let p = self.dir.join("data");
+                let append = std::mem::take(&mut self.append);
                 let f = self.open_own(dsync)?;
-                if dsync != 0 {
-                    f.write_all_at(&[PATTERN; WRITE], n * WRITE as u64).map_err(|e| err(&p, e))?;
-                    fsynced = true;
-                } else {
-                    f.write_all(&[PATTERN; WRITE]).map_err(|e| err(&p, e))?;
-                    if fsync {
-                        f.sync_all().map_err(|e| err(&p, e))?;
-                        fsynced = true;
-                    }
-                }
+                let wrote =
+                    if dsync != 0 { f.write_all_at(&append, n * append.len() as u64) } else { f.write_all(&append) };
+                // O_DSYNC: the write returned once it was durable; otherwise an fsync if asked.
+                let synced = wrote.and_then(|()| match (dsync != 0, fsync) {
+                    (true, _) => Ok(true),
+                    (false, true) => f.sync_all().map(|()| true),
+                    (false, false) => Ok(false),
+                });
+                self.append = append;
+                fsynced = synced.map_err(|e| err(&p, e))?;
             }
             WorkloadKind::BtreeChurn => {
                 let p = self.dir.join("data");

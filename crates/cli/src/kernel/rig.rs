@@ -161,6 +161,9 @@ impl Rig {
     fn build(&mut self, s: &Scenario) -> Result<(), String> {
         let data = self.attach("data.img", s.fs_size.0)?;
         let mut args: Vec<String> = vec!["-f".into(), "-q".into()];
+        if s.agcount > 0 {
+            args.extend(["-d".into(), format!("agcount={}", s.agcount)]);
+        }
         let mut log = format!("size={}", s.log_size.0);
         if s.lsu.0 > 0 {
             log.push_str(&format!(",su={}", s.lsu.0));

@@ -49,6 +49,23 @@ pub(super) fn inode_cap(geo: &Geometry) -> u32 {
 const INODE_LITERAL: u32 = 512 - INODE_CORE;
 const BMBT_ROOT: u32 = 88;
 
+/// Whether a writer's `tx`th append (from 0) allocates. XFS preallocates past EOF as much
+/// again as the file holds (`xfs_iomap_prealloc_size`: the file's size, doubling), so the
+/// file allocates when it reaches a power of two of appends.
+/// Model: the preallocation's cap (8 GiB, or a share of the free space) is never reached.
+pub(super) fn append_allocates(tx: u64) -> bool {
+    (tx + 1).is_power_of_two()
+}
+
+/// Allocations among a writer's first `n` appends.
+fn appends_allocating(n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        n.ilog2() as u64 + 1
+    }
+}
+
 /// One change per buffer: the chunks a transaction dirties in it, ORed.
 fn merge_bits(mut v: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
     v.sort_by_key(|&(id, _)| id);
@@ -283,9 +300,16 @@ impl Sim {
                 }
             }
             WorkloadKind::SyncAppend => {
-                // The file's inode (extent list grows), the AGF, and bmap btree buffers.
-                let data_fork = (16 * (tx as u32 + 1)).min(FORK_MAX);
+                // The append's I/O completion converts its part of the preallocated extent to
+                // written (`xfs_iomap_write_unwritten`): the inode, its size and its extents
+                // (the written ones and the unwritten rest). Only an append that outgrows
+                // the speculative preallocation allocates: the AGF and bmap btree buffers.
+                let extents = appends_allocating(tx + 1) as u32 + 1;
+                let data_fork = (16 * extents).min(FORK_MAX);
                 out.push((pool(self, 0), ItemKind::Inode { data_fork, attr_fork: 0 }));
+                if !append_allocates(tx) {
+                    return out;
+                }
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
                 for _ in 2..n.max(2) {
                     let i = 1 + (self.rng.next_u32() as usize % (pool_len - 1).max(1));

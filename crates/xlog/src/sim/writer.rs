@@ -151,7 +151,10 @@ impl Sim {
     fn tx_body(&mut self, w: TaskId) {
         // create-remove: the creators' directories are hot; the removers walk a cold tree.
         let creator = self.scenario.workload == WorkloadKind::CreateRemove && w.is_multiple_of(2);
-        match if creator { 0 } else { self.scenario.tx_reads } {
+        // sync-append reads btree blocks only when it allocates.
+        let tx = self.writers[w as usize].tx_count;
+        let in_prealloc = self.scenario.workload == WorkloadKind::SyncAppend && !super::workload::append_allocates(tx);
+        match if creator || in_prealloc { 0 } else { self.scenario.tx_reads } {
             0 => self.xlog_cil_commit(w),
             n => self.meta_read(w, n),
         }
