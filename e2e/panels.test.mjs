@@ -125,3 +125,18 @@ test('with prefers-reduced-motion the page shows calm steps, not animation', asy
   await page.emulateMedia({ reducedMotion: 'no-preference' });
   assert.deepEqual(errors, []);
 });
+
+test('on disks the devices panel says what a cache flush would wait for; flash has no such row', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=seed-log-size&at=1s');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const row = page.locator('[data-key="log-destage"]');
+  await row.waitFor();
+  assert.match(await row.textContent(), /cache flush|written out/);
+  await page.locator('[data-testid="devices"]').screenshot({ path: path.join(ARTIFACTS, 'devices-hdd.png') });
+  await page.goto(server.url + '?preset=fsync-heavy&at=5ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.locator('[data-key="log-cached"]').waitFor();
+  assert.equal(await page.locator('[data-key="log-destage"]').count(), 0, 'flash pays at the flush instead');
+  assert.deepEqual(errors, []);
+});

@@ -21,18 +21,39 @@ fn kind(k: &IoKind) -> &'static str {
     }
 }
 
+/// A disk's background destaging, in words: what a cache flush issued now would wait for.
+fn destage_text(waiting: u64, bytes: u64, busy_ns: u64) -> String {
+    let writes = |n: u64| format!("{n} write{}", if n == 1 { "" } else { "s" });
+    match (busy_ns, waiting) {
+        (0, 0) => "none: a cache flush now waits only for its own command".into(),
+        (0, n) => format!("{} ({} KiB), about to be written out", writes(n), bytes / 1024),
+        (busy, 0) => format!("the disk is writing its cache out for another {:.1} ms; a cache flush waits for that", busy as f64 / 1e6),
+        (busy, n) => format!(
+            "the disk is writing its cache out for another {:.1} ms, then {} more ({} KiB); a cache flush waits for all of it",
+            busy as f64 / 1e6,
+            writes(n),
+            bytes / 1024
+        ),
+    }
+}
+
 #[function_component(DevicesPanel)]
 pub fn devices_panel(p: &DevicesProps) -> Html {
     html! {
         <div class="panel" data-testid="devices" style="margin-top:14px">
             <h2>{ "devices" }</h2>
             <p class="what">{ "A completed write sits in the drive's volatile cache until a cache flush (or its own FUA) makes it stable; \
-                a crash keeps only stable media and whatever part of the cache happens to survive." }</p>
+                a crash keeps only stable media and whatever part of the cache happens to survive. A disk also writes its cache to the platters \
+                in the background, so a flush waits only for what it has not yet written; without a flush nothing promises that, so the crash \
+                explorer still counts every unflushed write as at risk." }</p>
             { for p.devices.iter().map(|d| html! {
                 <div class="device">
                     <h3>{ format!("{} device — {}{}", d.role, d.profile, if d.volatile_cache { "" } else { " (no volatile cache: flushes elided)" }) }</h3>
                     <table class="stats">
                         <tr><td>{ "in the volatile cache" }</td><td data-key={format!("{}-cached", d.role)}>{ format!("{} writes, {} KiB", d.cached_writes, d.cached_bytes / 1024) }</td></tr>
+                        if let Some((n, bytes, busy)) = d.destage {
+                            <tr><td>{ "not yet on the platters" }</td><td data-key={format!("{}-destage", d.role)}>{ destage_text(n, bytes, busy) }</td></tr>
+                        }
                         <tr><td>{ "writes / cache flushes / FUA writes / elided" }</td>
                             <td>{ format!("{} / {} / {} / {}", d.stats.writes, d.stats.flushes, d.stats.fua_writes, d.stats.flushes_elided) }</td></tr>
                     </table>

@@ -425,6 +425,16 @@ impl Device {
         self.profile.flush_base_ns + self.media_free_ns.saturating_sub(start)
     }
 
+    /// A disk's destaging as of `now`: writes waiting for its next sweep, their bytes, and
+    /// how long the media stays busy with the sweep under way. None on flash.
+    pub fn destage_backlog(&self, now: Ns) -> Option<(u64, u64, Ns)> {
+        self.rotating().then(|| {
+            let waiting = self.dirty.iter().filter(|d| d.at <= now);
+            let (n, sectors) = waiting.fold((0, 0), |(n, s), d| (n + 1, s + d.sectors));
+            (n, sectors * SECTOR as u64, self.media_free_ns.saturating_sub(now))
+        })
+    }
+
     fn rotating(&self) -> bool {
         self.profile.flush_rotation_ns > 0
     }

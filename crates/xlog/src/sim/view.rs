@@ -194,6 +194,9 @@ pub struct DevicePanel {
     pub volatile_cache: bool,
     pub cached_writes: u64,
     pub cached_bytes: u64,
+    /// A disk's background destaging (none on flash): cached writes waiting for its next
+    /// sweep, their bytes, and how long the media is still busy with the current one.
+    pub destage: Option<(u64, u64, Ns)>,
     /// Requests in flight, with what each was issued for.
     pub inflight: Vec<IoSpan>,
     pub stats: DeviceStats,
@@ -327,6 +330,7 @@ impl Sim {
                 volatile_cache: dev.profile.volatile_cache,
                 cached_writes: dev.cached().len() as u64,
                 cached_bytes: dev.cached_bytes(),
+                destage: dev.destage_backlog(self.now),
                 inflight: dev.inflight().iter().take(VIEW_LIST_MAX).map(|r| self.io_span(d, r)).collect(),
                 stats: dev.stats.clone(),
             })
