@@ -46,3 +46,26 @@ test('a two-key sweep in workers gives loglab sweep --json’s rows, as a table,
   assert.match(await page.textContent('[data-testid="sweep"] p.error'), /flush.*sideways/);
   assert.deepEqual(errors, []);
 });
+
+test('the seed 000 grid sets the seed’s published values beside the model’s lines', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=seed-log-size&duration=300ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.check('[data-panel="sweep"]');
+  await page.selectOption('[data-testid="sweep-key1"]', 'log_size');
+  await page.fill('[data-testid="sweep-values1"]', '10MiB,40MiB,160MiB');
+  await page.selectOption('[data-testid="sweep-key2"]', 'device');
+  await page.fill('[data-testid="sweep-values2"]', 'hdd-x4,nvme-x4');
+  await page.click('[data-testid="sweep-run"]');
+  await page.waitForFunction(() => {
+    const s = document.querySelector('[data-testid="sweep"]');
+    return s.dataset.total && s.dataset.done === s.dataset.total;
+  }, null, { timeout: 120000 });
+  assert.match(await page.textContent('[data-testid="sweep-seed"]'), /seed 000 published/);
+  await page.selectOption('[data-testid="sweep-metric"]', 'grant_head_waits');
+  await page.locator('[data-testid="sweep"]').screenshot({ path: path.join(ARTIFACTS, 'panel-sweep-seed000.png') });
+  // A metric the seed does not publish: no rings, no such legend.
+  await page.selectOption('[data-testid="sweep-metric"]', 'cache_flushes');
+  assert.equal(await page.locator('[data-testid="sweep-seed"]').count(), 0);
+  assert.deepEqual(errors, []);
+});

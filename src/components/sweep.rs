@@ -103,12 +103,33 @@ fn metric(v: &Value, k: &str) -> Option<f64> {
     v.get(k).and_then(Value::as_f64)
 }
 
+/// Seed 000's published values on this chart, as (line, x, value): a sweep of `log_size`
+/// by `device` over the seed's logs and devices, charting a metric the seed's table has.
+fn seed_points(s: &Sweep, y: &str) -> Vec<(usize, usize, f64)> {
+    let (Some((k1, xs)), Some((k2, lines))) = (s.vary.first(), s.vary.get(1)) else { return Vec::new() };
+    if k1 != "log_size" || k2 != "device" {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (li, dev) in lines.iter().enumerate() {
+        for (xi, x) in xs.iter().enumerate() {
+            let Ok(bytes) = xlog::parse_size("log_size", x) else { continue };
+            if let Some(v) = xlog::seeds::seed000(dev, bytes, y) {
+                out.push((li, xi, v));
+            }
+        }
+    }
+    out
+}
+
 fn draw(canvas: &HtmlCanvasElement, scale: f64, s: &Sweep, y: &str) -> Option<()> {
     let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
     root.fill(&WHITE).ok()?;
     let (k1, xs) = s.vary.first()?;
     let lines: Vec<String> = s.vary.get(1).map_or(vec![String::new()], |(_, v)| v.clone());
-    let ymax = s.results.iter().flatten().filter_map(|r| metric(r, y)).fold(0.0f64, f64::max).max(1e-9) * 1.1;
+    let seed = seed_points(s, y);
+    let model_max = s.results.iter().flatten().filter_map(|r| metric(r, y)).fold(0.0f64, f64::max);
+    let ymax = seed.iter().map(|p| p.2).fold(model_max, f64::max).max(1e-9) * 1.1;
     let font = ("sans-serif", 12.0 * scale).into_font();
     let mut chart = ChartBuilder::on(&root)
         .margin(8.0 * scale)
@@ -145,6 +166,11 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, s: &Sweep, y: &str) -> Option<()
             })
             .collect();
         chart.draw_series(LineSeries::new(pts, colour.stroke_width((2.0 * scale) as u32))).ok()?;
+        // The seed's own numbers: hollow rings of the line's colour, unjoined.
+        let rings = seed.iter().filter(|p| p.0 == li).map(|&(_, xi, v)| {
+            Circle::new((xi as f64, v), (5.0 * scale) as i32, colour.stroke_width((2.0 * scale) as u32))
+        });
+        chart.draw_series(rings).ok()?;
     }
     root.present().ok()
 }
@@ -327,6 +353,9 @@ pub fn sweep_panel() -> Html {
                     { for vals.iter().enumerate().map(|(i, v)| html! {
                         <span style={format!("--c:{}", LINE_COLOURS[i % LINE_COLOURS.len()])}>{ format!("{k2}={v}") }</span>
                     }) }
+                    if sweep.as_ref().is_some_and(|s| !seed_points(s, &y).is_empty()) {
+                        <em data-testid="sweep-seed">{ "lines: the model; rings: what seed 000 published for the same logs and devices" }</em>
+                    }
                 </div>
             }
             <canvas ref={canvas} role="img" aria-label={format!("{} against {}", *y, *k1)}

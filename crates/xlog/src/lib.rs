@@ -20,6 +20,7 @@ mod recovery;
 pub mod rtalloc;
 mod scenario;
 mod sectors;
+pub mod seeds;
 mod sim;
 pub mod sizing;
 mod trace;
