@@ -10,20 +10,25 @@ let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); fs.mkdirSync(ARTIFACTS, { recursive: true }); });
 after(async () => { await browser?.close(); await server?.close(); });
 
-test('a two-key sweep in workers gives loglab sweep --json’s rows, as a table, a chart and downloads', async () => {
-  const { page, errors } = browser;
-  await page.goto(server.url + '?preset=small-crash&duration=50ms');
+// Opens the lab on `query`, runs a sweep of two keys over their values and waits for every run.
+async function sweep(page, query, [k1, v1], [k2, v2]) {
+  await page.goto(server.url + query);
   await page.waitForSelector('#lab[data-ready="true"]');
   await page.check('[data-panel="sweep"]');
-  await page.selectOption('[data-testid="sweep-key1"]', 'log_size');
-  await page.fill('[data-testid="sweep-values1"]', '2MiB,4MiB,8MiB');
-  await page.selectOption('[data-testid="sweep-key2"]', 'flush');
-  await page.fill('[data-testid="sweep-values2"]', 'legacy,upstream');
+  await page.selectOption('[data-testid="sweep-key1"]', k1);
+  await page.fill('[data-testid="sweep-values1"]', v1);
+  await page.selectOption('[data-testid="sweep-key2"]', k2);
+  await page.fill('[data-testid="sweep-values2"]', v2);
   await page.click('[data-testid="sweep-run"]');
   await page.waitForFunction(() => {
     const s = document.querySelector('[data-testid="sweep"]');
     return s.dataset.total && s.dataset.done === s.dataset.total;
-  }, null, { timeout: 60000 });
+  }, null, { timeout: 120000 });
+}
+
+test('a two-key sweep in workers gives loglab sweep --json’s rows, as a table, a chart and downloads', async () => {
+  const { page, errors } = browser;
+  await sweep(page, '?preset=small-crash&duration=50ms', ['log_size', '2MiB,4MiB,8MiB'], ['flush', 'legacy,upstream']);
   const cli = JSON.parse(loglab(['sweep', '--url', 'http://127.0.0.1:8080/?preset=small-crash&duration=50ms',
     '--vary', 'log_size=2MiB,4MiB,8MiB', '--vary', 'flush=legacy,upstream', '--json']).toString());
   const lab = JSON.parse((await downloaded(page, 'sweep-json')).toString());
@@ -49,18 +54,7 @@ test('a two-key sweep in workers gives loglab sweep --json’s rows, as a table,
 
 test('the seed 000 grid sets the seed’s published values beside the model’s lines', async () => {
   const { page, errors } = browser;
-  await page.goto(server.url + '?preset=seed-log-size&duration=300ms');
-  await page.waitForSelector('#lab[data-ready="true"]');
-  await page.check('[data-panel="sweep"]');
-  await page.selectOption('[data-testid="sweep-key1"]', 'log_size');
-  await page.fill('[data-testid="sweep-values1"]', '10MiB,40MiB,160MiB');
-  await page.selectOption('[data-testid="sweep-key2"]', 'device');
-  await page.fill('[data-testid="sweep-values2"]', 'hdd-x4,nvme-x4');
-  await page.click('[data-testid="sweep-run"]');
-  await page.waitForFunction(() => {
-    const s = document.querySelector('[data-testid="sweep"]');
-    return s.dataset.total && s.dataset.done === s.dataset.total;
-  }, null, { timeout: 120000 });
+  await sweep(page, '?preset=seed-log-size&duration=300ms', ['log_size', '10MiB,40MiB,160MiB'], ['device', 'hdd-x4,nvme-x4']);
   assert.match(await page.textContent('[data-testid="sweep-seed"]'), /seed 000 published/);
   await page.selectOption('[data-testid="sweep-metric"]', 'grant_head_waits');
   await page.locator('[data-testid="sweep"]').screenshot({ path: path.join(ARTIFACTS, 'panel-sweep-seed000.png') });
