@@ -2,7 +2,9 @@
 //! that up (e.g. reserve grant head ← tail pinned by AIL item X ← X's checkpoint waits for an
 //! iclog's write). Read-only; the lab shows it for a selected task.
 
+use super::tags::IoTag;
 use super::{PushState, Sim, WriterState};
+use crate::device::IoKind;
 use crate::iclog::IclogState;
 use crate::units::TaskId;
 
@@ -56,10 +58,34 @@ impl Sim {
             WriterState::MetaRead { left } => {
                 why.push(format!("reading a metadata block with the reservation held ({left} more after this)"))
             }
-            WriterState::DataWrite => why.push("fsync: writing the file's data block".into()),
-            WriterState::DataFlush => why.push("fsync: waiting for the data device's cache flush".into()),
+            WriterState::DataWrite => {
+                why.push(format!("fsync: writing the file's data ({} KiB)", self.scenario.append_size.0 / 1024))
+            }
+            WriterState::DataFlush => {
+                why.push("fsync: waiting for the data device's cache flush".into());
+                self.why_destage(self.data_dev, IoTag::Data(w), &mut why);
+            }
         }
         why
+    }
+
+    /// On a disk, what a flush (request `tag`, in flight on `dev`) waits for: the media
+    /// writing out what the cache held when it started. Flash pays at the flush itself.
+    fn why_destage(&self, dev: usize, tag: IoTag, why: &mut Vec<String>) {
+        if self.devs[dev].destage_backlog(self.now).is_none() {
+            return;
+        }
+        let tag = tag.pack();
+        let flushing = |r: &&crate::device::IoReq| {
+            r.tag == tag && matches!(r.kind, IoKind::Flush | IoKind::Write { preflush: true, .. })
+        };
+        if let Some(r) = self.devs[dev].inflight().iter().find(flushing) {
+            let left = r.done_ns.saturating_sub(self.now);
+            why.push(format!(
+                "its cache flush completes in {:.1} ms: the disk first writes what its cache held to the platters",
+                left as f64 / 1e6
+            ));
+        }
     }
 
     /// What holds the tail back: the oldest AIL item and why it is not written back yet.
@@ -115,7 +141,11 @@ impl Sim {
                 format!("iclog {i} is {} with {} references still copying in", ic.state.kernel_name(), ic.refcnt)
             }
             IclogState::Syncing => {
-                format!("iclog {i} is being written at LSN {} ({})", ic.lsn, crate::iclog::icl_flags_str(ic.flags))
+                let s =
+                    format!("iclog {i} is being written at LSN {} ({})", ic.lsn, crate::iclog::icl_flags_str(ic.flags));
+                why.push(s);
+                self.why_destage(0, IoTag::Iclog(i), why);
+                return;
             }
             IclogState::DoneSync => format!("iclog {i}'s write is done; callbacks wait for an older iclog"),
             other => format!("iclog {i} is {}", other.kernel_name()),
@@ -159,6 +189,21 @@ mod tests {
         assert!(queued
             .iter()
             .any(|m| m.starts_with("waiting for a CPU: all 2 run other writers' creates (cpus), 0 writers")));
+    }
+
+    #[test]
+    fn a_fsync_waiting_on_a_disk_is_told_what_its_flush_waits_for() {
+        let s = find("seed-log-size").unwrap();
+        let mut sim = Sim::new(&s).unwrap();
+        let mut told = false;
+        for t in 1..=40 {
+            sim.run_until(t * 25 * crate::units::NS_PER_MS);
+            told |= (0..s.writers).any(|w| {
+                let why = sim.why_blocked(w);
+                why.iter().any(|l| l.starts_with("its cache flush completes in") && l.contains("to the platters"))
+            });
+        }
+        assert!(told, "some fsync waits on a flush behind the disk's destaging in the first second");
     }
 
     #[test]
