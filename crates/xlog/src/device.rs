@@ -435,7 +435,8 @@ impl Device {
         })
     }
 
-    fn rotating(&self) -> bool {
+    /// Rotating media: destages in the background (flash pays at the flush).
+    pub fn rotating(&self) -> bool {
         self.profile.flush_rotation_ns > 0
     }
 

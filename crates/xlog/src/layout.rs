@@ -79,14 +79,17 @@ pub fn data_daddr(s: &Scenario, log_bb: u32, nitems: u64, w: u32, version: u64) 
         (log_start_sector(s) + log_bb as u64).div_ceil(META_BB) * META_BB
     };
     let append_bb = s.append_size.0 / BBSIZE as u64;
-    let file_bb = (file_slots(s) * append_bb).div_ceil(META_BB) * META_BB;
-    base + w as u64 * file_bb + version.saturating_sub(1) % file_slots(s) * append_bb
+    base + w as u64 * file_bb(s) + version.saturating_sub(1) % file_slots(s) * append_bb
+}
+
+/// Sectors one writer's file takes, rounded to a block.
+fn file_bb(s: &Scenario) -> u64 {
+    (file_slots(s) * s.append_size.0 / BBSIZE as u64).div_ceil(META_BB) * META_BB
 }
 
 /// Sectors past the data area's start that the writers' files need.
 pub fn data_area_bb(s: &Scenario) -> u64 {
-    let append_bb = s.append_size.0 / BBSIZE as u64;
-    s.writers as u64 * (file_slots(s) * append_bb).div_ceil(META_BB) * META_BB
+    s.writers as u64 * file_bb(s)
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ impl Sim {
     /// On a disk, what a flush (request `tag`, in flight on `dev`) waits for: the media
     /// writing out what the cache held when it started. Flash pays at the flush itself.
     fn why_destage(&self, dev: usize, tag: IoTag, why: &mut Vec<String>) {
-        if self.devs[dev].destage_backlog(self.now).is_none() {
+        if !self.devs[dev].rotating() {
             return;
         }
         let tag = tag.pack();
