@@ -7,7 +7,7 @@ use crate::recovery::{read_record, recover, Image, Layer, RecoveryReport};
 use crate::sim::{FoldedItem, History};
 use crate::units::{Lsn, BBSIZE};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A named property of the journal. Reports list invariants by name, in alphabetical order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,57 +132,127 @@ impl Serialize for Invariant {
 
 pub const ALL_INVARIANTS: &[Invariant] = &Invariant::ALL;
 
-/// The history at the crash, indexed for the prefix check.
-pub struct Oracle<'h> {
-    history: &'h History,
+/// The history indexed by item for the prefix, write-ahead and tail checks. An explorer
+/// keeps one across the crash points of a run and `sync`s it: checkpoints only append and
+/// complete between points, so only a fold rebuilds it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OracleIndex {
+    /// `History::folded` when built, and checkpoints indexed so far.
+    folded: u32,
+    indexed: u32,
+    /// Indexed checkpoints not yet completed when last synced.
+    pending: Vec<u32>,
     /// item -> [(checkpoint index, version)] in commit order.
     touches: BTreeMap<u32, Vec<(u32, u64)>>,
-    /// The log head at the crash: in-place metadata must not carry a later LSN.
-    head_at_crash: Lsn,
     /// item -> (version, commit LSN) of its latest completed checkpoint, unless that freed it.
     last_completed: BTreeMap<u32, (u64, Lsn)>,
     /// item -> indexes into its `touches` that logged it stale: its block is free from that
     /// checkpoint until the next touch, so any content is right there.
     freed: BTreeMap<u32, Vec<usize>>,
+    /// Items whose versions do not rise along their touches (commit records out of sequence
+    /// order): found by a scan, the others by binary search.
+    disordered: BTreeSet<u32>,
+}
+
+impl OracleIndex {
+    /// The index of `history` as it is now.
+    pub fn new(history: &History) -> OracleIndex {
+        let mut ix = OracleIndex::default();
+        ix.sync(history);
+        ix
+    }
+
+    /// Brings the index up to `history`, which has only grown since (or folded: rebuilt).
+    pub fn sync(&mut self, history: &History) {
+        if self.indexed == 0 || history.folded != self.folded || history.len() < self.indexed {
+            self.rebuild_base(history);
+        }
+        let mut newly = Vec::new();
+        self.pending.retain(|&c| {
+            let done = history.get(c).is_none_or(|ck| ck.completed);
+            if done {
+                newly.push(c);
+            }
+            !done
+        });
+        for (c, ck) in history.kept().skip((self.indexed - self.folded) as usize) {
+            for &(item, v) in &ck.items {
+                let t = self.touches.entry(item).or_default();
+                if ck.freed.contains(&item) {
+                    self.freed.entry(item).or_default().push(t.len());
+                }
+                if t.last().is_some_and(|&(_, last)| last >= v) {
+                    self.disordered.insert(item);
+                }
+                t.push((c, v));
+            }
+            if ck.completed {
+                newly.push(c);
+            } else {
+                self.pending.push(c);
+            }
+        }
+        self.indexed = history.len();
+        // Checkpoints may complete out of order: an item's entry is its latest completed touch.
+        for c in newly {
+            let Some(ck) = history.get(c) else { continue };
+            for &(item, _) in &ck.items {
+                self.relatch(history, item);
+            }
+        }
+    }
+
+    /// Starts over from the folded checkpoints (`base`): a folded item's last folded touch
+    /// stands first among its touches.
+    fn rebuild_base(&mut self, history: &History) {
+        *self = OracleIndex { folded: history.folded, indexed: history.folded, ..OracleIndex::default() };
+        for (&item, b) in &history.base {
+            self.touches.insert(item, vec![(b.checkpoint, b.version)]);
+            if b.freed {
+                self.freed.insert(item, vec![0]);
+            } else {
+                self.last_completed.insert(item, (b.version, b.commit_lsn));
+            }
+        }
+    }
+
+    /// `last_completed` of `item` from its touches: the latest one whose checkpoint completed.
+    fn relatch(&mut self, history: &History, item: u32) {
+        let t = &self.touches[&item];
+        let latest = t.iter().enumerate().rev().find_map(|(q, &(c, v))| match history.get(c) {
+            Some(ck) => ck.completed.then_some((q, v, ck.commit_lsn)),
+            // Folded: complete, and its commit LSN kept in `base`.
+            None => history.base.get(&item).map(|b| (q, v, b.commit_lsn)),
+        });
+        let freed = |q: usize| self.freed.get(&item).is_some_and(|f| f.contains(&q));
+        match latest {
+            Some((q, v, lsn)) if !freed(q) => self.last_completed.insert(item, (v, lsn)),
+            _ => self.last_completed.remove(&item),
+        };
+    }
+}
+
+/// The history at the crash, indexed for the prefix check.
+pub struct Oracle<'h> {
+    history: &'h History,
+    index: std::borrow::Cow<'h, OracleIndex>,
+    /// The log head at the crash: in-place metadata must not carry a later LSN.
+    head_at_crash: Lsn,
 }
 
 impl<'h> Oracle<'h> {
     pub fn new(history: &'h History, head_at_crash: Lsn) -> Oracle<'h> {
-        let mut touches: BTreeMap<u32, Vec<(u32, u64)>> = BTreeMap::new();
-        let mut freed: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        let mut last_completed = BTreeMap::new();
-        // A folded item's last folded touch stands first among its touches.
-        for (&item, b) in &history.base {
-            touches.insert(item, vec![(b.checkpoint, b.version)]);
-            if b.freed {
-                freed.insert(item, vec![0]);
-            } else {
-                last_completed.insert(item, (b.version, b.commit_lsn));
-            }
-        }
-        for (c, ck) in history.kept() {
-            for &(item, v) in &ck.items {
-                let t = touches.entry(item).or_default();
-                if ck.freed.contains(&item) {
-                    freed.entry(item).or_default().push(t.len());
-                }
-                t.push((c, v));
-            }
-        }
-        for (_, ck) in history.kept().filter(|(_, ck)| ck.completed) {
-            for &(item, v) in &ck.items {
-                if ck.freed.contains(&item) {
-                    last_completed.remove(&item);
-                } else {
-                    last_completed.insert(item, (v, ck.commit_lsn));
-                }
-            }
-        }
-        Oracle { history, touches, head_at_crash, last_completed, freed }
+        Oracle { history, index: std::borrow::Cow::Owned(OracleIndex::new(history)), head_at_crash }
+    }
+
+    /// As `new`, with an index already synced to `history`.
+    pub fn with_index(history: &'h History, index: &'h OracleIndex, head_at_crash: Lsn) -> Oracle<'h> {
+        debug_assert_eq!((index.indexed, index.folded), (history.len(), history.folded));
+        Oracle { history, index: std::borrow::Cow::Borrowed(index), head_at_crash }
     }
 
     fn checkpoint_of(&self, item: u32, version: u64) -> Option<u32> {
-        let t = self.touches.get(&item)?;
+        let t = self.index.touches.get(&item)?;
         t.iter().find(|&&(_, v)| v == version).map(|&(c, _)| c)
     }
 
@@ -242,7 +312,14 @@ impl<'h> Oracle<'h> {
             out.push(Invariant::Tail);
         }
         // prefix and durability: the recovered map is the state after checkpoints 0..k.
-        let window = prefix_window(&self.touches, &self.freed, &self.history.base, &rep.items, self.history.len());
+        let window = prefix_window(
+            &self.index.touches,
+            &self.index.freed,
+            &self.index.disordered,
+            &self.history.base,
+            &rep.items,
+            self.history.len(),
+        );
         rep.before_horizon = window.before_horizon;
         if window.before_horizon {
             *why += &format!("prefix: a recovered version predates the {} folded checkpoints; ", self.history.folded);
@@ -267,7 +344,7 @@ impl<'h> Oracle<'h> {
     /// In-place metadata of the items the history logged, as the crash left it.
     fn in_place(&self, data: &Layer) -> BTreeMap<u32, (u64, Lsn)> {
         let mut in_place = BTreeMap::new();
-        for &item in self.touches.keys() {
+        for &item in self.index.touches.keys() {
             if let Some((id, v, lsn)) = data.with_sector(item_daddr(item), format::read_meta) {
                 if id == item {
                     in_place.insert(item, (v, lsn));
@@ -326,8 +403,11 @@ impl<'h> Oracle<'h> {
             return None;
         }
         let behind = |&(v, commit): &(u64, Lsn)| commit < rep.tail_lsn && v > 0;
-        let (item, e) =
-            self.last_completed.iter().find(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0)?;
+        let (item, e) = self
+            .index
+            .last_completed
+            .iter()
+            .find(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0)?;
         Some(format!("tail {}: item {item} v{} (commit {}) not in place; ", rep.tail_lsn, e.0, e.1))
     }
 
@@ -363,7 +443,7 @@ impl<'h> Oracle<'h> {
             ck(hi),
             lo_item.0,
             ck(lo.saturating_sub(1)),
-            self.touches.get(&hi_item.0)
+            self.index.touches.get(&hi_item.0)
         );
         why
     }
@@ -399,10 +479,12 @@ struct PrefixWindow {
 
 /// The window of prefix lengths the recovered versions allow. `touches`: item -> (checkpoint,
 /// version) in commit order, a folded item's `base` touch first; `freed`: item -> indexes into
-/// its touches that logged it stale.
+/// its touches that logged it stale; `disordered`: items whose versions do not rise along
+/// their touches.
 fn prefix_window(
     touches: &BTreeMap<u32, Vec<(u32, u64)>>,
     freed: &BTreeMap<u32, Vec<usize>>,
+    disordered: &BTreeSet<u32>,
     base: &BTreeMap<u32, FoldedItem>,
     recovered: &BTreeMap<u32, u64>,
     n_ckpt: u32,
@@ -432,7 +514,7 @@ fn prefix_window(
                     ((1, 0), windows)
                 }
             }
-            _ => item_windows(t, freed.get(&item), v),
+            _ => item_windows(t, freed.get(&item), v, !disordered.contains(&item)),
         };
         if !windows.is_empty() {
             either.push(std::iter::once((a, b)).chain(windows).collect());
@@ -461,9 +543,18 @@ fn prefix_window(
 
 /// The prefix lengths at which an item with touches `t` holds version `v` (0: not logged
 /// yet), as an inclusive interval (`u32::MAX`: no later touch; empty when `v` is unknown),
-/// and the windows its block was free after `v`, from the stale touches `freed`.
-fn item_windows(t: &[(u32, u64)], freed: Option<&Vec<usize>>, v: u64) -> ((u32, u32), Vec<(u32, u32)>) {
-    let p = if v == 0 { Some(None) } else { t.iter().position(|&(_, tv)| tv == v).map(Some) };
+/// and the windows its block was free after `v`, from the stale touches `freed`. `rising`:
+/// the versions along `t` rise, so a binary search finds `v`.
+fn item_windows(t: &[(u32, u64)], freed: Option<&Vec<usize>>, v: u64, rising: bool) -> ((u32, u32), Vec<(u32, u32)>) {
+    let find = |v: u64| {
+        if rising {
+            let p = t.partition_point(|&(_, tv)| tv < v);
+            t.get(p).is_some_and(|x| x.1 == v).then_some(p)
+        } else {
+            t.iter().position(|&(_, tv)| tv == v)
+        }
+    };
+    let p = if v == 0 { Some(None) } else { find(v).map(Some) };
     let (a, b) = match p {
         Some(None) => (0, t[0].0),
         Some(Some(p)) => (t[p].0 + 1, t.get(p + 1).map_or(u32::MAX, |n| n.0)),
@@ -514,6 +605,34 @@ fn last_common(lists: &[Vec<(u32, u32)>], lo: u32, hi: u32) -> Option<u32> {
 mod tests {
     use super::*;
 
+    /// Synced point by point over a run that folds and completes checkpoints out of order,
+    /// the index equals one built from scratch at each point.
+    #[test]
+    fn an_index_synced_along_a_run_equals_one_built_afresh() {
+        // small-crash folds every 64 checkpoints here; four NVMe queues complete out of order.
+        for (preset, events) in [("small-crash", 150_000), ("series-v1-flush-race", 30_000)] {
+            let mut s = crate::presets::find(preset).unwrap();
+            s.set("duration", "10s").unwrap();
+            let mut sim = crate::sim::Sim::new(&s).unwrap();
+            sim.set_keep_trace(false);
+            sim.set_history_fold(64);
+            let mut ix = OracleIndex::default();
+            let (mut folds, mut last_folded, mut points) = (0, 0, 0);
+            while sim.events() < events && sim.step().is_some() {
+                if sim.events() % 31 != 0 {
+                    continue;
+                }
+                ix.sync(sim.history());
+                assert_eq!(ix, OracleIndex::new(sim.history()), "{preset} at event {}", sim.events());
+                folds += (sim.history().folded != last_folded) as u32;
+                last_folded = sim.history().folded;
+                points += 1;
+            }
+            assert!(points > 900, "{preset}: {points} points");
+            assert!(folds > 2 || preset != "small-crash", "{preset}: {folds} folds");
+        }
+    }
+
     #[test]
     fn invariants_have_distinct_names_and_sort_by_name() {
         let mut by_name: Vec<&str> = Invariant::ALL.iter().map(|i| i.as_str()).collect();
@@ -545,7 +664,11 @@ mod tests {
         n_ckpt: u32,
     ) -> PrefixWindow {
         let freed = freed.iter().cloned().collect();
-        prefix_window(t, &freed, &BTreeMap::new(), &recovered.iter().copied().collect(), n_ckpt)
+        prefix_window(t, &freed, &disordered(t), &BTreeMap::new(), &recovered.iter().copied().collect(), n_ckpt)
+    }
+
+    fn disordered(t: &BTreeMap<u32, Vec<(u32, u64)>>) -> BTreeSet<u32> {
+        t.iter().filter(|(_, v)| v.windows(2).any(|w| w[0].1 >= w[1].1)).map(|(&i, _)| i).collect()
     }
 
     #[test]
@@ -575,10 +698,10 @@ mod tests {
         // checkpoint 3. Item 2: v1 in checkpoint 2.
         let t = touches(&[(1, 0, 1), (1, 1, 2), (2, 2, 1), (1, 3, 3)]);
         let freed = [(1, vec![1])];
-        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 1), ((1, 1), vec![(2, 3)]));
-        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 0), ((0, 0), vec![(2, 3)]));
+        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 1, true), ((1, 1), vec![(2, 3)]));
+        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 0, true), ((0, 0), vec![(2, 3)]));
         // After the version it was freed at, the free window no longer applies.
-        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 3), ((4, u32::MAX), vec![]));
+        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 3, true), ((4, u32::MAX), vec![]));
         // Item 2 needs 3 or more checkpoints; item 1's old v1 is fine while its block is free.
         let w = window(&t, &freed, &[(1, 1), (2, 1)], 4);
         assert_eq!((w.lo, w.hi, w.freed_misfit), (3, 3, false));
@@ -594,7 +717,10 @@ mod tests {
     #[test]
     fn a_block_freed_by_its_last_touch_stays_free_to_the_end() {
         let t = touches(&[(1, 0, 1), (1, 1, 2), (2, 0, 1)]);
-        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 1), ((1, 1), vec![(2, u32::MAX)]));
+        assert_eq!(item_windows(&t[&1], Some(&vec![1]), 1, true), ((1, 1), vec![(2, u32::MAX)]));
+        // Commit records out of sequence order: versions fall along the touches, and the scan
+        // still finds the touch that logged v1.
+        assert_eq!(item_windows(&[(0, 2), (1, 1), (2, 3)], None, 1, false), ((2, 2), vec![]));
         let w = window(&t, &[(1, vec![1])], &[(1, 1), (2, 1)], 3);
         assert_eq!((w.lo, w.hi), (1, 3));
     }
@@ -607,7 +733,7 @@ mod tests {
         let t = touches(&[(1, 5, 3), (1, 8, 4), (2, 9, 1)]);
         let base: BTreeMap<u32, FoldedItem> = [(1, fold(false))].into();
         let w = |base: &BTreeMap<u32, FoldedItem>, freed: &BTreeMap<u32, Vec<usize>>, rec: &[(u32, u64)]| {
-            prefix_window(&t, freed, base, &rec.iter().copied().collect(), 10)
+            prefix_window(&t, freed, &disordered(&t), base, &rec.iter().copied().collect(), 10)
         };
         let none = BTreeMap::new();
         // At its folded version: exact, 6..=8 checkpoints applied.

@@ -116,8 +116,9 @@ pub struct Image<'a> {
 pub struct SharedLog {
     /// Per log block: its cycle number and header magic, or None where a candidate write covers it.
     blocks: Vec<Option<(u32, bool)>>,
-    /// Shared blocks by cycle number, ascending: where `xlog_find_verify_cycle` stops.
-    by_cycle: BTreeMap<u32, Vec<u32>>,
+    /// Shared blocks by cycle number, as runs [start, end) ascending: where
+    /// `xlog_find_verify_cycle` stops.
+    by_cycle: BTreeMap<u32, Vec<(u32, u32)>>,
     /// The blocks a candidate write covers, ascending.
     unshared: Vec<u32>,
     records: RefCell<BTreeMap<u32, Option<Rc<Rec>>>>,
@@ -146,23 +147,22 @@ impl SharedLog {
         }
         unshared.sort_unstable();
         unshared.dedup();
-        // Blocks come in runs of one cycle: look the list up once per run.
-        let mut by_cycle: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        let mut run: Option<(u32, Vec<u32>)> = None;
-        for (b, x) in blocks.iter().enumerate() {
-            let Some((c, _)) = *x else { continue };
-            match &mut run {
-                Some((rc, v)) if *rc == c => v.push(b as u32),
-                _ => {
-                    if let Some((rc, v)) = run.take() {
-                        by_cycle.entry(rc).or_default().extend(v);
+        // Blocks come in runs of one cycle: a log holds a few runs, however many blocks.
+        let mut by_cycle: BTreeMap<u32, Vec<(u32, u32)>> = BTreeMap::new();
+        let mut run: Option<(u32, u32, u32)> = None;
+        for (b, x) in (0u32..).zip(&blocks) {
+            match (*x, &mut run) {
+                (Some((c, _)), Some((rc, _, end))) if *rc == c && *end == b => *end = b + 1,
+                (x, _) => {
+                    if let Some((rc, start, end)) = run.take() {
+                        by_cycle.entry(rc).or_default().push((start, end));
                     }
-                    run = Some((c, vec![b as u32]));
+                    run = x.map(|(c, _)| (c, b, b + 1));
                 }
             }
         }
-        if let Some((rc, v)) = run {
-            by_cycle.entry(rc).or_default().extend(v);
+        if let Some((rc, start, end)) = run {
+            by_cycle.entry(rc).or_default().push((start, end));
         }
         SharedLog { blocks, by_cycle, unshared, records: RefCell::default(), walks: RefCell::default() }
     }
@@ -284,7 +284,8 @@ fn find_verify_cycle(img: &Image, start: u32, n: u32, stop: u32) -> Option<u32> 
         return (start..end).find(|&b| img.cycle(b) == stop);
     };
     // The first shared block with that cycle, or an earlier unshared one read from the image.
-    let first_shared = sh.by_cycle.get(&stop).and_then(|v| v.get(v.partition_point(|&b| b < start)).copied());
+    let first_shared =
+        sh.by_cycle.get(&stop).and_then(|v| v.get(v.partition_point(|&(_, e)| e <= start))).map(|&(s, _)| s.max(start));
     let limit = first_shared.filter(|&b| b < end).unwrap_or(end);
     let from = sh.unshared.partition_point(|&b| b < start);
     sh.unshared[from..]

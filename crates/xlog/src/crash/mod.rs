@@ -10,7 +10,7 @@ mod plan;
 mod states;
 
 use crate::device::SectorMap;
-use crate::oracle::{Invariant, Oracle};
+use crate::oracle::{Invariant, Oracle, OracleIndex};
 use crate::recovery::{Fate, Image, Layer, RecoveryReport, SharedLog, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
@@ -63,9 +63,13 @@ impl CrashReport {
     }
     fn record(&mut self, name: Invariant, ex: CrashExample) {
         *self.violations.entry(name).or_default() += 1;
-        if self.examples.len() < 8 && !self.examples.iter().any(|e| e.invariant == name) {
+        if self.wants_example(name) {
             self.examples.push(ex);
         }
+    }
+    /// The report keeps the first example of each invariant, up to 8.
+    fn wants_example(&self, name: Invariant) -> bool {
+        self.examples.len() < 8 && !self.examples.iter().any(|e| e.invariant == name)
     }
 }
 
@@ -77,7 +81,21 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
 /// As `explore`, but when `only` names a state index, checks just that state (the same
 /// enumeration and sampling run, so the index means what it meant in the full exploration).
 pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, report: &mut CrashReport) {
+    explore_point(sim, max_states, seed, only, &mut OracleIndex::default(), report)
+}
+
+/// As `explore_only`, with the oracle's index of the history kept across the crash points of
+/// one run (synced here): the points of a run share the checkpoints before them.
+pub fn explore_point(
+    sim: &Sim,
+    max_states: u64,
+    seed: u64,
+    only: Option<u64>,
+    index: &mut OracleIndex,
+    report: &mut CrashReport,
+) {
     report.crash_points += 1;
+    index.sync(sim.history());
     let event = sim.events();
     let ch = choices(sim);
     let ndev = sim.devices().len();
@@ -88,7 +106,8 @@ pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, re
     let n_states = if exhaustive { space.total } else { budget };
     let mut rng = Pcg64Mcg::seed_from_u64(seed ^ event.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
-    let point = PointCheck { sim, event, oracle: Oracle::new(sim.history(), head), sim_level: sim_level(sim) };
+    let point =
+        PointCheck { sim, event, oracle: Oracle::with_index(sim.history(), index, head), sim_level: sim_level(sim) };
     let mut seen = BTreeSet::new();
     let mut digits = vec![0u64; space.radix.len()];
     let mut keep = vec![Fate::Lost; ch.len()];
@@ -280,28 +299,39 @@ impl PointCheck<'_> {
         out.extend(self.sim_level.iter().copied());
         // Idempotence recovers twice: every 16th state is enough to catch it.
         let rep = self.oracle.check(img, s.is_multiple_of(16), out);
-        let detail = match &rep {
-            Ok(r) => {
-                report.torn_heads += r.torn_head_trimmed as u64;
-                report.transactions_replayed += r.transactions_replayed as u64;
-                report.cancel_records += r.cancel_records as u64;
-                report.buffers_cancelled += r.buffers_cancelled as u64;
-                report.horizon_states += r.before_horizon as u64;
-                format!(
-                    "head {} tail {} records {} replayed {}; {}",
-                    r.head_blk, r.tail_blk, r.records, r.transactions_replayed, r.why
-                )
-            }
-            Err(e) => e.clone(),
-        };
-        let detail = if self.sim_level.is_empty() {
-            detail
-        } else {
-            format!("{}; {}", detail.trim_end_matches([' ', ';']), sim_level_causes(self.sim))
-        };
+        if let Ok(r) = &rep {
+            report.torn_heads += r.torn_head_trimmed as u64;
+            report.transactions_replayed += r.transactions_replayed as u64;
+            report.cancel_records += r.cancel_records as u64;
+            report.buffers_cancelled += r.buffers_cancelled as u64;
+            report.horizon_states += r.before_horizon as u64;
+        }
+        if out.is_empty() {
+            return;
+        }
         out.sort_unstable();
         out.dedup();
+        // Only the first example of each invariant keeps its detail: word it only then.
+        let mut detail: Option<String> = None;
         for &name in out.iter() {
+            if !report.wants_example(name) {
+                *report.violations.entry(name).or_default() += 1;
+                continue;
+            }
+            let detail = detail.get_or_insert_with(|| {
+                let d = match &rep {
+                    Ok(r) => format!(
+                        "head {} tail {} records {} replayed {}; {}",
+                        r.head_blk, r.tail_blk, r.records, r.transactions_replayed, r.why
+                    ),
+                    Err(e) => e.clone(),
+                };
+                if self.sim_level.is_empty() {
+                    d
+                } else {
+                    format!("{}; {}", d.trim_end_matches([' ', ';']), sim_level_causes(self.sim))
+                }
+            });
             report.record(
                 name,
                 CrashExample {
