@@ -619,7 +619,7 @@ mod tests {
             let mut ix = OracleIndex::default();
             let (mut folds, mut last_folded, mut points) = (0, 0, 0);
             while sim.events() < events && sim.step().is_some() {
-                if sim.events() % 31 != 0 {
+                if !sim.events().is_multiple_of(31) {
                     continue;
                 }
                 ix.sync(sim.history());
