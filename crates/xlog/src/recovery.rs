@@ -7,11 +7,13 @@ use crate::format::{
     XLOG_CYCLE_DATA_WORDS, XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
 };
 use crate::layout::{item_daddr, META_BB, META_START_SECTOR};
+use crate::sectors::PER_PAGE;
 use crate::units::{btobb, Lsn, XLOG_HEADER_MAGIC_NUM};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// `XLOG_MAX_ICLOGS`: how many records back from the head a torn write may reach.
 const XLOG_MAX_ICLOGS: usize = format::XLOG_MAX_ICLOGS as usize;
@@ -126,6 +128,16 @@ pub struct SharedLog {
     walks: RefCell<BTreeMap<LogKey, Rc<Result<LogWalk, String>>>>,
 }
 
+/// What `SharedLog::new_cached` read from each log page of the stable media, from the log's
+/// first page on: the page's buffer and written sectors then, and each sector's (cycle,
+/// header magic).
+#[derive(Clone, Debug, Default)]
+pub struct LogPageCache {
+    pages: Vec<Option<LogPageFacts>>,
+}
+
+type LogPageFacts = (Arc<Vec<u8>>, u8, [(u32, bool); PER_PAGE as usize]);
+
 /// Per unshared log block, the surviving write (write, sector within it) it reads from.
 type LogKey = Vec<Option<(u32, u32)>>;
 
@@ -133,11 +145,44 @@ impl SharedLog {
     /// The log region of `base` (stable media of the log device), where `covered` lists the
     /// sectors a surviving write may replace.
     pub fn new(base: &SectorMap, log_start: u64, log_bb: u32, covered: impl Iterator<Item = u64>) -> SharedLog {
+        Self::new_cached(base, log_start, log_bb, covered, &mut LogPageCache::default())
+    }
+
+    /// As `new`, reading again only the pages of `base` that changed since `cache` saw them.
+    pub fn new_cached(
+        base: &SectorMap,
+        log_start: u64,
+        log_bb: u32,
+        covered: impl Iterator<Item = u64>,
+        cache: &mut LogPageCache,
+    ) -> SharedLog {
         let end = log_start + log_bb as u64;
         let mut blocks = vec![Some((0, false)); log_bb as usize];
-        for (sector, x) in base.sectors_with_data(log_start, end) {
-            blocks[(sector - log_start) as usize] =
-                Some((format::sector_cycle(x), format::be32(x, rh::MAGIC) == XLOG_HEADER_MAGIC_NUM));
+        let first_page = log_start / PER_PAGE;
+        cache.pages.resize(end.div_ceil(PER_PAGE).saturating_sub(first_page) as usize, None);
+        for (p, data, present) in base.page_buffers_in(log_start, end) {
+            let slot = &mut cache.pages[(p - first_page) as usize];
+            let known = slot.as_ref().filter(|(d, pr, _)| *pr == present && Arc::ptr_eq(d, data));
+            let facts = match known {
+                Some(&(_, _, facts)) => facts,
+                None => {
+                    let mut facts = [(0, false); PER_PAGE as usize];
+                    for (i, f) in facts.iter_mut().enumerate().filter(|(i, _)| present >> i & 1 == 1) {
+                        if let Some(x) = data.get(i * SECTOR..(i + 1) * SECTOR) {
+                            *f = (format::sector_cycle(x), format::be32(x, rh::MAGIC) == XLOG_HEADER_MAGIC_NUM);
+                        }
+                    }
+                    // Holding the buffer keeps its address from naming another page's bytes.
+                    *slot = Some((Arc::clone(data), present, facts));
+                    facts
+                }
+            };
+            for (i, &f) in facts.iter().enumerate() {
+                let s = p * PER_PAGE + i as u64;
+                if (log_start..end).contains(&s) {
+                    blocks[(s - log_start) as usize] = Some(f);
+                }
+            }
         }
         let mut unshared = Vec::new();
         for sector in covered.filter(|s| (log_start..end).contains(s)) {

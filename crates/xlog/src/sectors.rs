@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// `BBSIZE` as an index type: the unit every device offset is counted in.
 pub const SECTOR: usize = crate::units::BBSIZE as usize;
-const PER_PAGE: u64 = 8;
+pub const PER_PAGE: u64 = 8;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Page {
@@ -145,6 +145,13 @@ impl SectorMap {
 
     pub fn pages(&self) -> usize {
         self.pages.len()
+    }
+
+    /// The written pages over sectors `[from, to)`: (page number, its buffer, which of its
+    /// `PER_PAGE` sectors are written). A buffer past its end reads as zeros. Clones share a
+    /// buffer until one side writes, so an unchanged buffer is an unchanged page.
+    pub fn page_buffers_in(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, &Arc<Vec<u8>>, u8)> + '_ {
+        self.pages.range(from / PER_PAGE..to.div_ceil(PER_PAGE)).map(|(&p, page)| (p, &page.data, page.present))
     }
 
     /// Each page's buffer address and size: clones share a buffer until one side writes, so

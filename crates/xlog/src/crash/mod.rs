@@ -11,7 +11,7 @@ mod states;
 
 use crate::device::SectorMap;
 use crate::oracle::{Invariant, Oracle, OracleIndex};
-use crate::recovery::{Fate, Image, Layer, RecoveryReport, SharedLog, Survivors};
+use crate::recovery::{Fate, Image, Layer, LogPageCache, RecoveryReport, SharedLog, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
 use crate::units::Lsn;
@@ -81,21 +81,29 @@ pub fn explore(sim: &Sim, max_states: u64, seed: u64, report: &mut CrashReport) 
 /// As `explore`, but when `only` names a state index, checks just that state (the same
 /// enumeration and sampling run, so the index means what it meant in the full exploration).
 pub fn explore_only(sim: &Sim, max_states: u64, seed: u64, only: Option<u64>, report: &mut CrashReport) {
-    explore_point(sim, max_states, seed, only, &mut OracleIndex::default(), report)
+    explore_point(sim, max_states, seed, only, &mut RunCache::default(), report)
 }
 
-/// As `explore_only`, with the oracle's index of the history kept across the crash points of
-/// one run (synced here): the points of a run share the checkpoints before them.
+/// What the crash points of one run share, kept across them by an explorer: the oracle's
+/// index of the history (checkpoints only append and complete between points) and what
+/// the log's stable pages said (most are unchanged from one point to the next).
+#[derive(Clone, Debug, Default)]
+pub struct RunCache {
+    index: OracleIndex,
+    log_pages: LogPageCache,
+}
+
+/// As `explore_only`, sharing `cache` with the other crash points of the same run.
 pub fn explore_point(
     sim: &Sim,
     max_states: u64,
     seed: u64,
     only: Option<u64>,
-    index: &mut OracleIndex,
+    cache: &mut RunCache,
     report: &mut CrashReport,
 ) {
     report.crash_points += 1;
-    index.sync(sim.history());
+    cache.index.sync(sim.history());
     let event = sim.events();
     let ch = choices(sim);
     let ndev = sim.devices().len();
@@ -106,14 +114,18 @@ pub fn explore_point(
     let n_states = if exhaustive { space.total } else { budget };
     let mut rng = Pcg64Mcg::seed_from_u64(seed ^ event.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
-    let point =
-        PointCheck { sim, event, oracle: Oracle::with_index(sim.history(), index, head), sim_level: sim_level(sim) };
+    let point = PointCheck {
+        sim,
+        event,
+        oracle: Oracle::with_index(sim.history(), &cache.index, head),
+        sim_level: sim_level(sim),
+    };
     let mut seen = BTreeSet::new();
     let mut digits = vec![0u64; space.radix.len()];
     let mut keep = vec![Fate::Lost; ch.len()];
     let mut tears: Vec<u64> = vec![0; ch.len()];
     let mut out = Vec::new();
-    let shared = shared_log(sim, &cand);
+    let shared = shared_log(sim, &cand, &mut cache.log_pages);
     for s in 0..n_states {
         // The random draws happen for every state, skipped or not: a state index names the
         // same state in a full exploration and in a replay of that one state.
@@ -249,12 +261,13 @@ fn sim_level(sim: &Sim) -> Vec<Invariant> {
 }
 
 /// The log as every state at this crash point reads it outside the candidate writes.
-fn shared_log(sim: &Sim, cand: &Candidates) -> SharedLog {
-    SharedLog::new(
+fn shared_log(sim: &Sim, cand: &Candidates, pages: &mut LogPageCache) -> SharedLog {
+    SharedLog::new_cached(
         sim.devices()[0].stable(),
         sim.log_start_sector(),
         sim.geometry().log_bb,
         cand.index[0].keys().copied(),
+        pages,
     )
 }
 
@@ -352,8 +365,9 @@ mod tests {
     use crate::presets::find as find_preset;
     use crate::recovery::recover;
 
-    /// The states of a crash point share what they read alike (`SharedLog`): recovering with
-    /// it must give what recovering each image on its own gives, errors included.
+    /// The states of a crash point share what they read alike (`SharedLog`, its page facts
+    /// cached along the run): recovering with it must give what recovering each image on its
+    /// own gives, errors included.
     #[test]
     fn recovery_through_the_shared_log_equals_recovery_of_each_image_alone() {
         for (preset, model) in
@@ -364,12 +378,14 @@ mod tests {
             let mut sim = Sim::new(&s).unwrap();
             sim.set_keep_trace(false);
             let (mut states, mut distinct_logs) = (0, 0);
-            for at in CrashPlan::even_points(40_000, 12) {
+            // One page cache along the run, as an explorer keeps it.
+            let mut pages = LogPageCache::default();
+            for at in CrashPlan::even_points(40_000, 40) {
                 while sim.events() < at && sim.step().is_some() {}
                 let ch = choices(&sim);
                 let cand = index_choices(sim.devices().len(), &ch);
                 let space = StateSpace::new(&ch, sim.devices().len(), model == "prefix");
-                let shared = shared_log(&sim, &cand);
+                let shared = shared_log(&sim, &cand, &mut pages);
                 let mut rng = Pcg64Mcg::seed_from_u64(at);
                 let mut digits = vec![0u64; space.radix.len()];
                 let mut keep = vec![Fate::Lost; ch.len()];

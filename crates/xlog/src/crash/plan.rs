@@ -1,8 +1,7 @@
 //! Crash planning: where in a run to crash, and the links that replay one crash state.
 
-use super::{explore_point, CrashExample, CrashReport};
+use super::{explore_point, CrashExample, CrashReport, RunCache};
 use crate::metrics::Metrics;
-use crate::oracle::OracleIndex;
 use crate::scenario::Scenario;
 use crate::sim::Sim;
 use crate::trace::TraceKind;
@@ -80,7 +79,7 @@ impl CrashPlan {
         let total = self.run_events.max(1);
         let mut sim = Sim::new(s)?;
         let mut report = CrashReport::default();
-        let mut index = OracleIndex::default();
+        let mut cache = RunCache::default();
         let budget = self.states_per_point as u64;
         match self.points {
             CrashPoints::Even(n) => {
@@ -88,7 +87,7 @@ impl CrashPlan {
                 progress(0, n as u64);
                 for (p, at) in Self::even_points(total, n).into_iter().enumerate() {
                     while sim.events() < at && sim.step().is_some() {}
-                    explore_point(&sim, budget, s.seed, None, &mut index, &mut report);
+                    explore_point(&sim, budget, s.seed, None, &mut cache, &mut report);
                     progress(p as u64 + 1, n as u64);
                 }
             }
@@ -102,7 +101,7 @@ impl CrashPlan {
                             .any(|e| matches!(e.kind, TraceKind::DevSubmit { .. } | TraceKind::DevComplete { .. })),
                     };
                     if io {
-                        explore_point(&sim, budget, s.seed, None, &mut index, &mut report);
+                        explore_point(&sim, budget, s.seed, None, &mut cache, &mut report);
                     }
                     progress(sim.events(), total);
                 }
@@ -113,7 +112,7 @@ impl CrashPlan {
                 if sim.events() != event {
                     return Err(format!("crash_event: {event} is past the run's last event ({})", sim.events()));
                 }
-                explore_point(&sim, budget, s.seed, state, &mut index, &mut report);
+                explore_point(&sim, budget, s.seed, state, &mut cache, &mut report);
             }
         }
         Ok(report)
@@ -133,12 +132,12 @@ pub struct PointReport {
 pub fn explore_events(s: &Scenario, events: &[u64], budget: u32) -> Result<Vec<PointReport>, String> {
     let mut sim = Sim::new(s)?;
     sim.set_keep_trace(false);
-    let mut index = OracleIndex::default();
+    let mut cache = RunCache::default();
     let mut out = Vec::with_capacity(events.len());
     for &at in events {
         while sim.events() < at && sim.step().is_some() {}
         let mut report = CrashReport::default();
-        explore_point(&sim, budget as u64, s.seed, None, &mut index, &mut report);
+        explore_point(&sim, budget as u64, s.seed, None, &mut cache, &mut report);
         out.push(PointReport { event: sim.events(), t_ns: sim.now(), report });
     }
     Ok(out)
