@@ -380,7 +380,7 @@ mod tests {
             let (mut states, mut distinct_logs) = (0, 0);
             // One page cache along the run, as an explorer keeps it.
             let mut pages = LogPageCache::default();
-            for at in CrashPlan::even_points(40_000, 40) {
+            for at in CrashPlan::even_points(40_000, 24) {
                 while sim.events() < at && sim.step().is_some() {}
                 let ch = choices(&sim);
                 let cand = index_choices(sim.devices().len(), &ch);
