@@ -266,4 +266,7 @@ fn bench_reports_the_writer_curve_of_the_runs_it_names() {
     assert_eq!(curve[1]["events"], b["events"]);
     assert!(b["events_per_sec_2000_over_20"].as_f64().unwrap() > 0.0);
     assert!(b["crash_states"].as_u64().unwrap() > 1000, "{b}");
+    // Ten times the crash points: more states, each point explored as the 200-point run does.
+    assert!(b["crash_states_2000_points"].as_u64().unwrap() > 5 * b["crash_states"].as_u64().unwrap(), "{b}");
+    assert!(b["crash_states_per_sec_2000_points"].as_f64().unwrap() > 0.0);
 }

@@ -177,11 +177,13 @@ impl Sim {
         let next = CilCtx::new(self.cil.ctx.sequence + 1, t);
         let mut ctx = std::mem::replace(&mut self.cil.ctx, next);
         // Build the checkpoint: transaction header, then every item's regions.
-        let mut buf = format::trans_header(ctx.ticket.tid, ctx.nvecs).to_vec();
-        let mut ops = vec![
-            Op { flags: XLOG_START_TRANS, start: 0, len: 0, prepaid: false },
-            Op { flags: 0, start: 0, len: buf.len() as u32, prepaid: true },
-        ];
+        // Sized up front: the CIL's space covers every region (a big checkpoint would
+        // otherwise grow its buffer by copying it over and over).
+        let mut buf = Vec::with_capacity(TRANS_HDR as usize + ctx.space_used.max(0) as usize);
+        buf.extend_from_slice(&format::trans_header(ctx.ticket.tid, ctx.nvecs));
+        let mut ops = Vec::with_capacity(2 + ctx.nvecs as usize);
+        ops.push(Op { flags: XLOG_START_TRANS, start: 0, len: 0, prepaid: false });
+        ops.push(Op { flags: 0, start: 0, len: buf.len() as u32, prepaid: true });
         for (&id, lv) in &ctx.items {
             let daddr = self.items[id as usize].daddr;
             append_item_regions(&mut buf, id, daddr, lv.version, lv.kind, |start, len| {
