@@ -13,15 +13,24 @@ after(async () => { await browser?.close(); await server?.close(); });
 
 test('the bench run is the same run in wasm as natively; the speed ratio is reported', { timeout: 180000 }, async () => {
   assert.ok(fs.existsSync(RELEASE), `the release binary is missing: cargo build --release -p loglab`);
-  const native = JSON.parse(execFileSync(RELEASE, ['bench', '--json']).toString());
+  // Best of three on each side: one 0.3 s run is at the mercy of whatever else the machine
+  // does. Natively, each `bench` runs the scenario twice (alone, then as the curve's 200).
+  const natives = [0, 1, 2].map(() => JSON.parse(execFileSync(RELEASE, ['bench', '--json']).toString()));
+  const native = natives[0];
+  const nativeRate = Math.max(...natives.flatMap((b) => [b.events_per_sec, b.writer_curve[1].events_per_sec]));
   const { page, errors } = browser;
   await page.goto(server.url + '?preset=small-crash');
   await page.waitForSelector('#lab[data-ready="true"]');
-  const wasm = JSON.parse(await page.evaluate(() => window.wasmBindings.loglab_bench()));
-  assert.equal(wasm.events, native.events, 'the same events');
-  assert.equal(wasm.trace_hash, native.trace_hash, 'the same trace hash');
-  const wasmRate = wasm.events / wasm.secs;
-  console.log(`bench (200-writer fsync-heavy, ${native.events} events): native ${(native.events_per_sec / 1e6).toFixed(2)} M events/s, `
-    + `wasm in Chromium ${(wasmRate / 1e6).toFixed(2)} M events/s: wasm is ${(native.events_per_sec / wasmRate).toFixed(2)}x slower`);
+  const wasms = [];
+  for (let i = 0; i < 3; i++) wasms.push(JSON.parse(await page.evaluate(() => window.wasmBindings.loglab_bench())));
+  for (const wasm of wasms) {
+    assert.equal(wasm.events, native.events, 'the same events');
+    assert.equal(wasm.trace_hash, native.trace_hash, 'the same trace hash');
+  }
+  const wasmRate = Math.max(...wasms.map((w) => w.events / w.secs));
+  const firstRatio = native.events_per_sec / (wasms[0].events / wasms[0].secs);
+  console.log(`bench (200-writer fsync-heavy, ${native.events} events), best of 3: native ${(nativeRate / 1e6).toFixed(2)} M events/s, `
+    + `wasm in Chromium ${(wasmRate / 1e6).toFixed(2)} M events/s: wasm is ${(nativeRate / wasmRate).toFixed(2)}x slower `
+    + `(first runs alone: ${firstRatio.toFixed(2)}x)`);
   assert.deepEqual(errors, []);
 });
