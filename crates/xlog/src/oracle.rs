@@ -456,7 +456,9 @@ fn recovery_idempotent(img: &Image, rep: &RecoveryReport) -> bool {
         again.shared = None;
     }
     for (&s, &(id, v, lsn)) in &rep.writes {
-        again.devs[img.data_dev].over.write(s, &format::meta_block(id, v, lsn, (META_BB * BBSIZE as u64) as usize));
+        // The block is its header sector, then zeros.
+        let header = format::meta_block(id, v, lsn, BBSIZE as usize);
+        again.devs[img.data_dev].over.write_zero_filled(s, &header, META_BB * BBSIZE as u64);
     }
     matches!(recover(&again), Ok(r2) if r2.items == rep.items)
 }
