@@ -86,18 +86,21 @@ test('the crash heat map explores the run so far in Web Workers with the counts 
   await page.waitForSelector('#lab[data-ready="true"]');
   await page.selectOption('[data-testid="crash-points"]', '24');
   await page.selectOption('[data-testid="crash-budget"]', '64');
+  const started = Date.now();
   await page.click('[data-testid="crash-explore"]');
   await page.waitForFunction(() => {
     const h = document.querySelector('[data-testid="crash-heatmap"]');
     return h && h.dataset.points === h.dataset.total;
   }, null, { timeout: 60000 });
+  const secs = (Date.now() - started) / 1000;
   const h = await page.$eval('[data-testid="crash-heatmap"]', (e) => ({ ...e.dataset, text: e.textContent }));
   const cli = crashJson(['--url', `${ORIGIN}?preset=small-crash`, '--until', '20ms', '--crash-points', '24', '--states-per-point', '64']);
   assert.equal(Number(h.total), cli.crash_points);
   assert.equal(Number(h.states), cli.crash_states, 'crash states, summed over the workers');
   assert.equal(Number(h.violations), sum(cli.violations));
   assert.ok(Number(h.workers) >= 1, `${h.workers} workers`);
-  console.log(`crash heat map: ${h.total} points, ${h.states} states on ${h.workers} Web Workers`);
+  console.log(`crash heat map: ${h.total} points, ${h.states} states on ${h.workers} Web Workers in ${secs.toFixed(2)} s `
+    + `(click to last cell, workers' start-up included: ${(Number(h.states) / secs).toFixed(0)} states/s)`);
   assert.equal(await page.locator('[data-testid="crash-heatmap"] rect').count(), 1 + 24, 'one cell per point');
   // The bug preset lights up red cells.
   await page.goto(server.url + '?preset=series-v1-external-log&at=60ms');
