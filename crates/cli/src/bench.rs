@@ -6,13 +6,22 @@ use xlog::{find_preset, Sim};
 
 pub fn run(as_json: bool) -> Result<(), String> {
     // A 200-writer fsync-heavy run: the seed 000 shape (the browser runs the same one).
+    // Best of three: the first run in a process also pays for the memory it is the first to
+    // touch (page faults), which says more about the allocator than about the model.
     let s = xlog::bench_scenario();
-    let mut sim = Sim::new(&s)?;
-    let t = Instant::now();
-    sim.run();
-    let secs = t.elapsed().as_secs_f64();
+    let (mut times, mut last) = (Vec::new(), None);
+    for _ in 0..3 {
+        let mut sim = Sim::new(&s)?;
+        let t = Instant::now();
+        sim.run();
+        times.push(t.elapsed().as_secs_f64());
+        last = Some(sim);
+    }
+    let sim = last.expect("three runs");
+    let secs = times.iter().copied().fold(f64::MAX, f64::min);
     let events = sim.events();
     let events_per_sec = events as f64 / secs;
+    let first_per_sec = events as f64 / times[0];
     // The same run at 20, 200 and 2000 writers: how the event rate holds as tasks multiply.
     let mut curve = Vec::new();
     for writers in [20u32, 200, 2000] {
@@ -36,6 +45,7 @@ pub fn run(as_json: bool) -> Result<(), String> {
             "events": events,
             "trace_hash": sim.metrics().trace_hash,
             "events_per_sec": events_per_sec,
+            "events_per_sec_first_run": first_per_sec,
             "crash_states": report.crash_states,
             "crash_states_per_sec": crash_states_per_sec,
             "crash_states_2000_points": dense.crash_states,
@@ -45,7 +55,10 @@ pub fn run(as_json: bool) -> Result<(), String> {
         });
         println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
     } else {
-        println!("200-writer fsync-heavy: {events} events in {secs:.2} s = {events_per_sec:.0} events/s");
+        println!(
+            "200-writer fsync-heavy: {events} events in {secs:.2} s = {events_per_sec:.0} events/s \
+             (best of 3; the first run: {first_per_sec:.0})"
+        );
         for (w, e, r) in &curve {
             println!("{w:>4}-writer fsync-heavy: {e} events = {r:.0} events/s");
         }

@@ -143,8 +143,11 @@ pub fn xlog_pack_record(geo: &Geometry, ic: &Iclog, uuid: &[u8; 16]) -> Record {
     let (count, roundoff) = xlog_calc_iclog_size(geo, ic.offset);
     let heads = geo.iclog_heads as usize;
     let hsize = geo.iclog_hsize as usize;
-    let mut b = vec![0u8; count as usize];
-    b[hsize..hsize + ic.offset as usize].copy_from_slice(&ic.data[..ic.offset as usize]);
+    // Header space, the data, then zeros to the roundoff: the data is not zeroed first.
+    let mut b = Vec::with_capacity(count as usize);
+    b.resize(hsize, 0);
+    b.extend_from_slice(&ic.data[..ic.offset as usize]);
+    b.resize(count as usize, 0);
     let h_len = ic.offset + roundoff;
     // xlog_pack_data: stamp the cycle into each data block, saving the word it replaces.
     for i in 0..btobb(h_len as u64) as usize {
