@@ -38,20 +38,16 @@ pub struct Formatted {
     pub bytes: u32,
 }
 
-/// Contiguous runs of dirty chunks: (first chunk, length).
+/// Contiguous runs of dirty chunks: (first chunk, length). A run at a time, by bit counts.
 pub fn dirty_runs(dirty: u32) -> Vec<(u32, u32)> {
+    const _: () = assert!(BUF_CHUNKS == u32::BITS, "one dirty bit per chunk of a 4 KiB buffer");
     let mut runs = Vec::new();
-    let mut i = 0;
-    while i < BUF_CHUNKS {
-        if dirty >> i & 1 == 1 {
-            let start = i;
-            while i < BUF_CHUNKS && dirty >> i & 1 == 1 {
-                i += 1;
-            }
-            runs.push((start, i - start));
-        } else {
-            i += 1;
-        }
+    let mut d = dirty as u64;
+    while d != 0 {
+        let start = d.trailing_zeros();
+        let len = (!(d >> start)).trailing_zeros();
+        runs.push((start, len));
+        d &= !(((1u64 << len) - 1) << start);
     }
     runs
 }
@@ -257,6 +253,20 @@ mod tests {
         // Two separate runs: two data regions.
         assert_eq!(format_item(ItemKind::Buf { dirty: 0b1011 }), Formatted { nvecs: 3, bytes: 24 + 3 * 128 });
         assert_eq!(dirty_runs(0b1011), vec![(0, 2), (3, 1)]);
+        assert_eq!(dirty_runs(0), vec![]);
+        assert_eq!(dirty_runs(u32::MAX), vec![(0, 32)]);
+        assert_eq!(dirty_runs(1 << 31 | 1), vec![(0, 1), (31, 1)]);
+        // Against a bit-by-bit walk: runs cover exactly the set bits, in order, separated.
+        let mut x = 0x9e37_79b9u32;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let runs = dirty_runs(x);
+            let rebuilt = runs.iter().fold(0u64, |m, &(s, n)| m | ((1u64 << n) - 1) << s);
+            assert_eq!(rebuilt, x as u64, "{x:#x}");
+            assert!(runs.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0), "{x:#x}: {runs:?}");
+        }
     }
 
     #[test]

@@ -7,10 +7,12 @@ use std::hash::Hash;
 
 impl Sim {
     pub(crate) fn emit(&mut self, task: u32, kind: TraceKind) {
-        let ev = TraceEvent { t_ns: self.now, task, kind };
-        ev.hash(&mut self.hash);
+        // `TraceEvent`'s derived hash, field by field: no event is built unless kept.
+        self.now.hash(&mut self.hash);
+        task.hash(&mut self.hash);
+        kind.hash(&mut self.hash);
         if self.keep_trace {
-            self.out.push(ev);
+            self.out.push(TraceEvent { t_ns: self.now, task, kind });
         }
     }
 
