@@ -197,7 +197,7 @@ impl SharedLog {
         let mut run: Option<(u32, u32, u32)> = None;
         for (b, x) in (0u32..).zip(&blocks) {
             match (*x, &mut run) {
-                (Some((c, _)), Some((rc, _, end))) if *rc == c && *end == b => *end = b + 1,
+                (Some((c, _)), Some((rc, _, end))) if *rc == c => *end = b + 1,
                 (x, _) => {
                     if let Some((rc, start, end)) = run.take() {
                         by_cycle.entry(rc).or_default().push((start, end));

@@ -130,19 +130,6 @@ impl SectorMap {
     }
 
     /// Pages held.
-    /// Each written sector in [from, to) with its bytes, in order: one page lookup per page.
-    pub fn sectors_with_data(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, &[u8; SECTOR])> + '_ {
-        self.pages.range(from / PER_PAGE..to.div_ceil(PER_PAGE)).flat_map(move |(&p, page)| {
-            (0..PER_PAGE).filter(move |i| page.present >> i & 1 == 1).filter_map(move |i| {
-                let s = p * PER_PAGE + i;
-                let off = i as usize * SECTOR;
-                let bytes =
-                    page.data.get(off..off + SECTOR).map_or(&ZERO_SECTOR, |x| x.try_into().expect("one sector"));
-                (s >= from && s < to).then_some((s, bytes))
-            })
-        })
-    }
-
     pub fn pages(&self) -> usize {
         self.pages.len()
     }

@@ -61,15 +61,13 @@ impl CrashReport {
     pub fn total_violations(&self) -> u64 {
         self.violations.values().sum()
     }
-    fn record(&mut self, name: Invariant, ex: CrashExample) {
+    /// Counts a violation; keeps the first example of each invariant, up to 8 (`example` is
+    /// built only then).
+    fn record(&mut self, name: Invariant, example: impl FnOnce() -> CrashExample) {
         *self.violations.entry(name).or_default() += 1;
-        if self.wants_example(name) {
-            self.examples.push(ex);
+        if self.examples.len() < 8 && !self.examples.iter().any(|e| e.invariant == name) {
+            self.examples.push(example());
         }
-    }
-    /// The report keeps the first example of each invariant, up to 8.
-    fn wants_example(&self, name: Invariant) -> bool {
-        self.examples.len() < 8 && !self.examples.iter().any(|e| e.invariant == name)
     }
 }
 
@@ -327,34 +325,30 @@ impl PointCheck<'_> {
         // Only the first example of each invariant keeps its detail: word it only then.
         let mut detail: Option<String> = None;
         for &name in out.iter() {
-            if !report.wants_example(name) {
-                *report.violations.entry(name).or_default() += 1;
-                continue;
-            }
-            let detail = detail.get_or_insert_with(|| {
-                let d = match &rep {
-                    Ok(r) => format!(
-                        "head {} tail {} records {} replayed {}; {}",
-                        r.head_blk, r.tail_blk, r.records, r.transactions_replayed, r.why
-                    ),
-                    Err(e) => e.clone(),
-                };
-                if self.sim_level.is_empty() {
-                    d
-                } else {
-                    format!("{}; {}", d.trim_end_matches([' ', ';']), sim_level_causes(self.sim))
-                }
+            report.record(name, || CrashExample {
+                invariant: name,
+                detail: detail.get_or_insert_with(|| self.detail(&rep)).clone(),
+                event: self.event,
+                state: s,
+                t_ns: self.sim.now(),
             });
-            report.record(
-                name,
-                CrashExample {
-                    invariant: name,
-                    detail: detail.clone(),
-                    event: self.event,
-                    state: s,
-                    t_ns: self.sim.now(),
-                },
-            );
+        }
+    }
+
+    /// What a kept example says: recovery's outcome, and the events that broke the
+    /// invariants the sim decided.
+    fn detail(&self, rep: &Result<RecoveryReport, String>) -> String {
+        let d = match rep {
+            Ok(r) => format!(
+                "head {} tail {} records {} replayed {}; {}",
+                r.head_blk, r.tail_blk, r.records, r.transactions_replayed, r.why
+            ),
+            Err(e) => e.clone(),
+        };
+        if self.sim_level.is_empty() {
+            d
+        } else {
+            format!("{}; {}", d.trim_end_matches([' ', ';']), sim_level_causes(self.sim))
         }
     }
 }
