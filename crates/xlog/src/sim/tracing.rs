@@ -49,3 +49,25 @@ impl Sim {
         self.emit(task, kind);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::TraceHasher;
+    use std::hash::Hasher;
+
+    /// `emit` hashes an event's fields without building it: the running hash must stay the
+    /// derived hash of the events in order, as a trace's reader would compute it.
+    #[test]
+    fn the_trace_hash_is_the_derived_hash_of_the_events_in_order() {
+        let mut sim = Sim::new(&crate::presets::find("small-crash").unwrap()).unwrap();
+        let mut h = TraceHasher::default();
+        sim.out.iter().for_each(|e| e.hash(&mut h));
+        for _ in 0..20_000 {
+            let Some(evs) = sim.step() else { break };
+            evs.iter().for_each(|e| e.hash(&mut h));
+        }
+        assert!(sim.events() >= 20_000);
+        assert_eq!(h.finish(), sim.trace_hash());
+    }
+}
