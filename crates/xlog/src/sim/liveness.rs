@@ -2,7 +2,6 @@
 
 use super::Sim;
 use crate::units::{Ns, NS_PER_SEC};
-use std::cmp::Reverse;
 
 /// `xfs_syncd_centisecs` default: the log worker runs every 30 s.
 pub(crate) const LOG_WORKER_PERIOD: Ns = 30 * NS_PER_SEC;
@@ -36,9 +35,9 @@ impl Sim {
             let before = probe.device_activity();
             // Stop as soon as every task is awake: the rest of the probe cannot change the verdict.
             while probe.any_writer_blocked() {
-                match probe.queue.peek() {
-                    Some(&Reverse((t, _, _))) if t <= until => probe.step(),
-                    _ => break,
+                match probe.queue.pop_if(|t, _| t <= until) {
+                    Some(next) => probe.dispatch(next),
+                    None => break,
                 };
             }
             let busy = probe.device_activity() != before || probe.devs.iter().any(|d| !d.inflight().is_empty());

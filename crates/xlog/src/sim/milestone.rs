@@ -59,12 +59,10 @@ impl Sim {
     pub fn run_to_next(&mut self, m: Milestone, limit: Ns, budget: u64) -> bool {
         let mut ran = 0;
         while ran < budget {
-            match self.queue.peek() {
-                Some(&std::cmp::Reverse((t, _, _))) if t <= limit && !self.hung => {}
-                _ => return false,
-            }
+            let hung = self.hung;
+            let Some(next) = self.queue.pop_if(|t, _| t <= limit && !hung) else { return false };
             ran += 1;
-            if self.step().is_some_and(|evs| evs.iter().any(|e| m.matches(e))) {
+            if self.dispatch(next).iter().any(|e| m.matches(e)) {
                 return true;
             }
         }

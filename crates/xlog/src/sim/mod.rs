@@ -16,6 +16,7 @@ mod milestone;
 mod monitor;
 mod push;
 mod queries;
+mod queue;
 mod report;
 mod tags;
 pub mod tasks;
@@ -44,8 +45,6 @@ use crate::units::{format_size, Ns, TaskId, BBSIZE};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 pub use branch::BRANCH_KEYS;
 pub use history::{CheckpointRecord, FoldedItem, History, FOLD_BATCH, RECENT_RECORDS};
@@ -91,7 +90,7 @@ pub struct Sim {
     now: Ns,
     /// Ties between events at one instant break by insertion order.
     seq: u64,
-    queue: BinaryHeap<Reverse<(Ns, u64, Event)>>,
+    queue: queue::EventQueue,
     rng: Pcg64Mcg,
     log: Xlog,
     cil: Cil,
@@ -190,7 +189,7 @@ impl Sim {
             ctx_unit_res,
             now: 0,
             seq: 0,
-            queue: BinaryHeap::new(),
+            queue: Default::default(),
             rng,
             monitor: Monitor::new(geo.log_bb),
             log: Xlog::new(geo),
@@ -244,7 +243,7 @@ impl Sim {
 
     fn schedule(&mut self, at: Ns, ev: Event) {
         self.seq += 1;
-        self.queue.push(Reverse((at, self.seq, ev)));
+        self.queue.push(at, self.seq, ev);
     }
 
     fn wake(&mut self, task: TaskId) {
@@ -276,7 +275,13 @@ impl Sim {
     /// Runs one event; returns what happened, or `None` when nothing is left to run.
     pub fn step(&mut self) -> Option<&[TraceEvent]> {
         self.out.clear();
-        let Reverse((t, _, ev)) = self.queue.pop()?;
+        let next = self.queue.pop()?;
+        Some(self.dispatch(next))
+    }
+
+    /// Runs one popped event.
+    fn dispatch(&mut self, (t, ev): (Ns, Event)) -> &[TraceEvent] {
+        self.out.clear();
         self.now = t;
         self.counters.events += 1;
         self.monitor.clock = (self.counters.events, t);
@@ -293,7 +298,7 @@ impl Sim {
             Event::Aild => self.xfsaild_push(),
             Event::LogWorker => self.log_worker(),
         }
-        Some(&self.out)
+        &self.out
     }
 
     /// Uses `uuid` in record headers (an export into a real image needs the image's UUID).
@@ -325,11 +330,9 @@ impl Sim {
 
     /// Runs until virtual time `until` (events at later times stay queued).
     pub fn run_until(&mut self, until: Ns) {
-        while let Some(&Reverse((t, _, _))) = self.queue.peek() {
-            if t > until || self.hung {
-                break;
-            }
-            self.step();
+        while !self.hung {
+            let Some(next) = self.queue.pop_if(|t, _| t <= until) else { break };
+            self.dispatch(next);
         }
         self.now = self.now.max(until.min(self.scenario.duration.0));
     }
@@ -340,12 +343,12 @@ impl Sim {
     pub fn run_until_budget(&mut self, until: Ns, budget: u64) -> u64 {
         let mut ran = 0;
         while ran < budget {
-            match self.queue.peek() {
-                Some(&Reverse((t, _, _))) if t <= until && !self.hung => {
-                    self.step();
+            match self.queue.pop_if(|t, _| t <= until && !self.hung) {
+                Some(next) => {
+                    self.dispatch(next);
                     ran += 1;
                 }
-                _ => {
+                None => {
                     self.now = self.now.max(until.min(self.scenario.duration.0));
                     break;
                 }
@@ -378,11 +381,10 @@ impl Sim {
 
     /// Runs every queued event except the periodic log worker.
     fn run_quiet(&mut self) {
-        while let Some(&Reverse((_, _, ev))) = self.queue.peek() {
-            if ev == Event::LogWorker && self.queue.len() == 1 {
-                break;
-            }
-            self.step();
+        loop {
+            let alone = self.queue.len() == 1;
+            let Some(next) = self.queue.pop_if(|_, ev| !(ev == Event::LogWorker && alone)) else { break };
+            self.dispatch(next);
         }
     }
 

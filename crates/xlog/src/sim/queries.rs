@@ -8,7 +8,6 @@ use crate::geometry::Geometry;
 use crate::log::Xlog;
 use crate::scenario::Scenario;
 use crate::units::Ns;
-use std::cmp::Reverse;
 
 impl Sim {
     pub fn writer_state(&self, w: u32) -> Option<WriterState> {
@@ -92,7 +91,7 @@ impl Sim {
     }
     /// Virtual time of the next queued event, if any.
     pub fn next_event_at(&self) -> Option<Ns> {
-        self.queue.peek().map(|Reverse((t, _, _))| *t)
+        self.queue.peek().map(|(t, _)| t)
     }
 
     pub fn is_hung(&self) -> bool {
@@ -102,7 +101,7 @@ impl Sim {
         self.hash.0
     }
     pub fn finished(&self) -> bool {
-        self.queue.peek().is_none_or(|Reverse((t, _, _))| *t > self.scenario.duration.0) || self.hung
+        self.queue.peek().is_none_or(|(t, _)| t > self.scenario.duration.0) || self.hung
     }
 
     /// Roughly what a clone of this simulation holds that a clone does not share: items,
