@@ -39,17 +39,17 @@ pub struct Formatted {
 }
 
 /// Contiguous runs of dirty chunks: (first chunk, length). A run at a time, by bit counts.
-pub fn dirty_runs(dirty: u32) -> Vec<(u32, u32)> {
+pub fn dirty_runs(dirty: u32) -> impl Iterator<Item = (u32, u32)> {
     const _: () = assert!(BUF_CHUNKS == u32::BITS, "one dirty bit per chunk of a 4 KiB buffer");
-    let mut runs = Vec::new();
     let mut d = dirty as u64;
-    while d != 0 {
-        let start = d.trailing_zeros();
-        let len = (!(d >> start)).trailing_zeros();
-        runs.push((start, len));
-        d &= !(((1u64 << len) - 1) << start);
-    }
-    runs
+    std::iter::from_fn(move || {
+        (d != 0).then(|| {
+            let start = d.trailing_zeros();
+            let len = (!(d >> start)).trailing_zeros();
+            d &= !(((1u64 << len) - 1) << start);
+            (start, len)
+        })
+    })
 }
 
 /// `iop_size` + `iop_format`: the regions an item logs.
@@ -78,6 +78,9 @@ pub fn shadow_size(kind: ItemKind, round: ShadowRound) -> u32 {
     (nbytes + f.nvecs * 8).div_ceil(8) * 8 + (LOG_VEC_SIZE + f.nvecs * LOG_IOVEC_SIZE).div_ceil(8) * 8
 }
 
+/// Writes a format structure at the end of a checkpoint's buffer.
+type AppendFormat<'a> = &'a dyn Fn(&mut Vec<u8>);
+
 /// Appends a formatted item's region payloads to `buf` in log order (format structure
 /// first), telling `region` each one's (start, length) in `buf`.
 pub fn append_item_regions(
@@ -88,11 +91,11 @@ pub fn append_item_regions(
     kind: ItemKind,
     mut region: impl FnMut(u32, u32),
 ) {
-    // A format structure (`Some`) or `n` bytes of the item's payload (`None`).
-    let mut add = |buf: &mut Vec<u8>, bytes: Option<&[u8]>, n: usize| {
+    // A format structure (`Some`, appended by the closure) or `n` bytes of the item's payload.
+    let mut add = |buf: &mut Vec<u8>, format: Option<AppendFormat>, n: usize| {
         let start = buf.len();
-        match bytes {
-            Some(b) => buf.extend_from_slice(b),
+        match format {
+            Some(put) => put(buf),
             None => {
                 buf.resize(start + n, 0);
                 format::fill_payload(&mut buf[start..], item, version);
@@ -100,17 +103,17 @@ pub fn append_item_regions(
         }
         region(start as u32, (buf.len() - start) as u32);
     };
+    let f = format_item(kind);
     match kind {
         ItemKind::Buf { dirty } => {
-            let runs = dirty_runs(dirty);
-            add(buf, Some(&format::buf_log_format(daddr, 8, 1 + runs.len() as u16, &[dirty])), 0);
-            for (_, n) in runs {
+            add(buf, Some(&|b| format::put_buf_log_format(b, daddr, 8, f.nvecs as u16, &[dirty])), 0);
+            for (_, n) in dirty_runs(dirty) {
                 add(buf, None, (n * XFS_BLF_CHUNK) as usize);
             }
         }
         ItemKind::Inode { data_fork, attr_fork } => {
-            let f = format_item(kind);
-            add(buf, Some(&format::inode_log_format(daddr, f.nvecs as u16, data_fork as u16, attr_fork as u16)), 0);
+            let (n, d, a) = (f.nvecs as u16, data_fork as u16, attr_fork as u16);
+            add(buf, Some(&|b| format::put_inode_log_format(b, daddr, n, d, a)), 0);
             add(buf, None, INODE_CORE as usize);
             for n in [data_fork, attr_fork] {
                 if n > 0 {
@@ -252,17 +255,18 @@ mod tests {
         assert_eq!(format_item(ItemKind::Buf { dirty: 0b1 }), Formatted { nvecs: 2, bytes: 24 + 128 });
         // Two separate runs: two data regions.
         assert_eq!(format_item(ItemKind::Buf { dirty: 0b1011 }), Formatted { nvecs: 3, bytes: 24 + 3 * 128 });
-        assert_eq!(dirty_runs(0b1011), vec![(0, 2), (3, 1)]);
-        assert_eq!(dirty_runs(0), vec![]);
-        assert_eq!(dirty_runs(u32::MAX), vec![(0, 32)]);
-        assert_eq!(dirty_runs(1 << 31 | 1), vec![(0, 1), (31, 1)]);
+        let runs = |d| dirty_runs(d).collect::<Vec<_>>();
+        assert_eq!(runs(0b1011), vec![(0, 2), (3, 1)]);
+        assert_eq!(runs(0), vec![]);
+        assert_eq!(runs(u32::MAX), vec![(0, 32)]);
+        assert_eq!(runs(1 << 31 | 1), vec![(0, 1), (31, 1)]);
         // Against a bit-by-bit walk: runs cover exactly the set bits, in order, separated.
         let mut x = 0x9e37_79b9u32;
         for _ in 0..10_000 {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
-            let runs = dirty_runs(x);
+            let runs: Vec<_> = dirty_runs(x).collect();
             let rebuilt = runs.iter().fold(0u64, |m, &(s, n)| m | ((1u64 << n) - 1) << s);
             assert_eq!(rebuilt, x as u64, "{x:#x}");
             assert!(runs.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0), "{x:#x}: {runs:?}");

@@ -133,25 +133,23 @@ pub fn trans_header(tid: u32, num_items: u32) -> [u8; 16] {
 /// `struct xfs_buf_log_format` for a buffer of `len_bb` basic blocks at `blkno`,
 /// with `nregions` regions in all (this one included) and the dirty chunk bitmap.
 /// An empty bitmap is a stale buffer: `xfs_buf_item_format` logs it with `XFS_BLF_CANCEL`.
-pub fn buf_log_format(blkno: u64, len_bb: u16, nregions: u16, map: &[u32]) -> Vec<u8> {
-    let mut b = vec![0u8; BLF_HDR as usize + 4 * map.len()];
-    b[0..2].copy_from_slice(&XFS_LI_BUF.to_le_bytes());
-    b[2..4].copy_from_slice(&nregions.to_le_bytes());
+pub fn put_buf_log_format(out: &mut Vec<u8>, blkno: u64, len_bb: u16, nregions: u16, map: &[u32]) {
     let flags = if map.iter().all(|&w| w == 0) { XFS_BLF_CANCEL } else { 0 };
-    b[4..6].copy_from_slice(&flags.to_le_bytes());
-    b[6..8].copy_from_slice(&len_bb.to_le_bytes());
-    b[8..16].copy_from_slice(&blkno.to_le_bytes());
-    b[16..20].copy_from_slice(&(map.len() as u32).to_le_bytes());
-    for (i, w) in map.iter().enumerate() {
-        let o = BLF_HDR as usize + 4 * i;
-        b[o..o + 4].copy_from_slice(&w.to_le_bytes());
+    out.extend_from_slice(&XFS_LI_BUF.to_le_bytes());
+    out.extend_from_slice(&nregions.to_le_bytes());
+    out.extend_from_slice(&flags.to_le_bytes());
+    out.extend_from_slice(&len_bb.to_le_bytes());
+    out.extend_from_slice(&blkno.to_le_bytes());
+    out.extend_from_slice(&(map.len() as u32).to_le_bytes());
+    const _: () = assert!(BLF_HDR == 20, "blf_data_map follows blf_map_size");
+    for w in map {
+        out.extend_from_slice(&w.to_le_bytes());
     }
-    b
 }
 
 /// `struct xfs_inode_log_format` (56 bytes, host order) for the inode at `blkno`.
-pub fn inode_log_format(blkno: u64, nregions: u16, dsize: u16, asize: u16) -> Vec<u8> {
-    let mut b = vec![0u8; INODE_FMT as usize];
+pub fn put_inode_log_format(out: &mut Vec<u8>, blkno: u64, nregions: u16, dsize: u16, asize: u16) {
+    let mut b = [0u8; INODE_FMT as usize];
     b[0..2].copy_from_slice(&XFS_LI_INODE.to_le_bytes());
     b[2..4].copy_from_slice(&nregions.to_le_bytes());
     // ilf_fields: XFS_ILOG_CORE (1) | DDATA (2) | ADATA (0x40) as the forks are logged.
@@ -162,7 +160,7 @@ pub fn inode_log_format(blkno: u64, nregions: u16, dsize: u16, asize: u16) -> Ve
     b[16..24].copy_from_slice(&blkno.to_le_bytes()); // ilf_ino: the model's inode number
     b[40..48].copy_from_slice(&blkno.to_le_bytes()); // ilf_blkno
     b[48..52].copy_from_slice(&8i32.to_le_bytes()); // ilf_len
-    b
+    out.extend_from_slice(&b);
 }
 
 /// Payload of a logged region or metadata block: the item id and version it carries,
@@ -268,7 +266,11 @@ mod tests {
 
     #[test]
     fn buf_format_is_24_bytes_for_a_4k_buffer() {
-        assert_eq!(buf_log_format(64, 8, 2, &[0x3]).len(), 24);
+        let mut b = vec![7];
+        put_buf_log_format(&mut b, 64, 8, 2, &[0x3]);
+        assert_eq!(b.len(), 1 + 24);
+        assert_eq!(&b[1..5], &[XFS_LI_BUF.to_le_bytes()[0], XFS_LI_BUF.to_le_bytes()[1], 2, 0]);
+        assert_eq!(&b[21..25], &3u32.to_le_bytes());
     }
 
     #[test]

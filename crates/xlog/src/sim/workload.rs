@@ -346,8 +346,15 @@ impl Sim {
         }
         // One change per item: the first one is kept. Model: the kernel ORs a buffer's dirty
         // ranges within a transaction; the workloads rarely touch an item twice in one.
-        let mut seen = std::collections::BTreeSet::new();
-        out.retain(|(id, _)| seen.insert(*id));
+        // A few changes (`tx_items` is at most 64): scanning those kept beats building a set.
+        let mut kept = 0;
+        for i in 0..out.len() {
+            if !out[..kept].iter().any(|c| c.0 == out[i].0) {
+                out[kept] = out[i];
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
         out
     }
 }
