@@ -1,43 +1,41 @@
-//! The event queue: a monotone radix heap keyed by (virtual time, insertion sequence).
+//! The event queue: a monotone radix heap on virtual time, first in first out at one time.
 //!
 //! The simulator never schedules an event before the one it is running, so the queue is
 //! monotone and a radix heap pops in the same order as a binary heap with fewer moves and
 //! no comparisons on push. `radix-heap` (crates.io) has no peek, which every run loop
-//! needs; hence this small one. Keys are unique (the sequence), so the order is total and
-//! identical to `BinaryHeap<Reverse<(Ns, u64, Event)>>`.
+//! needs, and pops ties last in first out; hence this small one. Events at one time leave
+//! in insertion (sequence) order, so the order is that of
+//! `BinaryHeap<Reverse<(Ns, u64, Event)>>`, the sequence breaking ties.
 
 use super::Event;
 use crate::units::Ns;
+use std::collections::VecDeque;
 
-type Key = u128;
+type Entry = (Ns, u64, Event);
 
-fn key(t: Ns, seq: u64) -> Key {
-    (t as Key) << 64 | seq as Key
-}
-
-fn time(k: Key) -> Ns {
-    (k >> 64) as Ns
-}
-
-/// Bucket of `k` relative to `last`: 0 when equal, else 1 + the highest differing bit.
-fn bucket(k: Key, last: Key) -> usize {
-    (Key::BITS - (k ^ last).leading_zeros()) as usize
+/// Bucket of time `t` relative to `last`: 0 when equal, else 1 + the highest differing bit.
+fn bucket(t: Ns, last: Ns) -> usize {
+    (Ns::BITS - (t ^ last).leading_zeros()) as usize
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct EventQueue {
-    /// The smallest key that may still be queued: every key present is at least this.
-    last: Key,
-    /// Bucket `b > 0` holds keys whose highest bit differing from `last` is `b - 1`.
-    buckets: Vec<Vec<(Key, Event)>>,
-    /// Bit `b` set when bucket `b` is not empty.
-    full: [u64; 3],
+    /// The earliest time that may still be queued: every event present is at or after it.
+    last: Ns,
+    /// The events at `last`, in sequence order.
+    now: VecDeque<Entry>,
+    /// `later[b]` holds events whose time differs from `last` first in bit `b`. Events of one
+    /// time share a bucket, and a bucket is filled by moves from one higher bucket while it
+    /// is empty and then by pushes, both in order: so they stay in sequence order.
+    later: [Vec<Entry>; Ns::BITS as usize],
+    /// Bit `b` set when `later[b]` is not empty.
+    full: u64,
     len: usize,
 }
 
 impl Default for EventQueue {
     fn default() -> Self {
-        EventQueue { last: 0, buckets: vec![Vec::new(); Key::BITS as usize + 1], full: [0; 3], len: 0 }
+        EventQueue { last: 0, now: VecDeque::new(), later: std::array::from_fn(|_| Vec::new()), full: 0, len: 0 }
     }
 }
 
@@ -50,61 +48,59 @@ impl EventQueue {
         self.len == 0
     }
 
-    fn put(&mut self, k: Key, ev: Event) {
-        let b = bucket(k, self.last);
-        self.buckets[b].push((k, ev));
-        self.full[b / 64] |= 1 << (b % 64);
+    /// Files an event at or after `last`; one at `last` is the latest in sequence there.
+    fn put(&mut self, e: Entry) {
+        match bucket(e.0, self.last) {
+            0 => self.now.push_back(e),
+            b => {
+                self.later[b - 1].push(e);
+                self.full |= 1 << (b - 1);
+            }
+        }
     }
 
     pub fn push(&mut self, t: Ns, seq: u64, ev: Event) {
-        let k = key(t, seq);
-        if k < self.last {
-            // Only after a `pop_if` declined an event later than this one: re-bucket all
-            // around the new minimum (rare: a command between frames).
-            self.last = k;
-            let all: Vec<_> = self.buckets.iter_mut().flat_map(std::mem::take).collect();
-            self.full = [0; 3];
-            all.into_iter().for_each(|(k, ev)| self.put(k, ev));
+        if t < self.last {
+            // Only after a `pop_if` declined an event later than this one: file all again
+            // around the new earliest time (rare: a command between frames).
+            self.last = t;
+            let mut all: Vec<_> = self.now.drain(..).collect();
+            all.extend(self.later.iter_mut().flat_map(std::mem::take));
+            self.full = 0;
+            all.into_iter().for_each(|e| self.put(e));
         }
-        self.put(k, ev);
+        self.put((t, seq, ev));
         self.len += 1;
     }
 
-    fn first_full(&self) -> Option<usize> {
-        (0..3).find(|&w| self.full[w] != 0).map(|w| w * 64 + self.full[w].trailing_zeros() as usize)
-    }
-
-    /// Moves the smallest key into bucket 0: it becomes `last`.
-    fn settle(&mut self) -> Option<()> {
-        let b = self.first_full()?;
-        if b > 0 {
-            // Every key of bucket `b` agrees with the new `last` above bit `b - 1`, so each
-            // lands in a lower bucket and `b` is left empty: it keeps its allocation.
-            let mut items = std::mem::take(&mut self.buckets[b]);
-            self.full[b / 64] &= !(1 << (b % 64));
-            self.last = items.iter().map(|&(k, _)| k).min().expect("a full bucket");
-            for &(k, ev) in &items {
-                self.put(k, ev);
-            }
-            items.clear();
-            self.buckets[b] = items;
+    /// Makes the earliest events the `now` ones.
+    fn settle(&mut self) {
+        if !self.now.is_empty() || self.full == 0 {
+            return;
         }
-        Some(())
+        // Every event of the first full bucket agrees with the new `last` above its bit, so
+        // each lands in a lower bucket and the bucket keeps its allocation for reuse.
+        let b = self.full.trailing_zeros() as usize;
+        let mut items = std::mem::take(&mut self.later[b]);
+        self.full &= !(1 << b);
+        self.last = items.iter().map(|e| e.0).min().expect("a full bucket");
+        for &e in &items {
+            self.put(e);
+        }
+        items.clear();
+        self.later[b] = items;
     }
 
     /// The earliest event, popped only if `take(time, event)` says so.
     pub fn pop_if(&mut self, take: impl FnOnce(Ns, Event) -> bool) -> Option<(Ns, Event)> {
-        self.settle()?;
-        let &(k, ev) = self.buckets[0].last().expect("settled");
-        if !take(time(k), ev) {
+        self.settle();
+        let &(t, _, ev) = self.now.front()?;
+        if !take(t, ev) {
             return None;
         }
-        self.buckets[0].pop();
-        if self.buckets[0].is_empty() {
-            self.full[0] &= !1;
-        }
+        self.now.pop_front();
         self.len -= 1;
-        Some((time(k), ev))
+        Some((t, ev))
     }
 
     pub fn pop(&mut self) -> Option<(Ns, Event)> {
@@ -113,9 +109,12 @@ impl EventQueue {
 
     /// The earliest event, without reordering anything.
     pub fn peek(&self) -> Option<(Ns, Event)> {
-        let b = self.first_full()?;
-        let &(k, ev) = self.buckets[b].iter().min_by_key(|&&(k, _)| k).expect("a full bucket");
-        Some((time(k), ev))
+        let e = match self.now.front() {
+            Some(e) => e,
+            None if self.full == 0 => return None,
+            None => self.later[self.full.trailing_zeros() as usize].iter().min_by_key(|e| (e.0, e.1))?,
+        };
+        Some((e.0, e.2))
     }
 }
 
