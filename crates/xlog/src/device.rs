@@ -15,7 +15,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 pub use crate::sectors::{SectorMap, SECTOR};
 
@@ -163,8 +163,11 @@ pub struct Device {
     stable: SectorMap,
     cache: VecDeque<CachedWrite>,
     inflight: Vec<IoReq>,
-    /// Request id to its index in `inflight`: completion is a lookup, not a scan (2000 writers).
-    inflight_at: BTreeMap<u64, usize>,
+    /// Index in `inflight` of request `inflight_base + i` (`GONE` once complete): completion
+    /// is a lookup, not a scan (2000 writers). Every request completes, so the window of ids
+    /// spans only those issued while the oldest in flight was running.
+    inflight_at: VecDeque<u32>,
+    inflight_base: u64,
     /// When each of the `queue_depth` channels is next free, as (time, channel): the earliest
     /// (lowest channel on a tie) takes the next request. A heap: 128 channels on nvme-x4.
     channels: BinaryHeap<Reverse<(Ns, usize)>>,
@@ -197,6 +200,9 @@ struct Dirty {
     sectors: u64,
 }
 
+/// `Device::inflight_at` of a request no longer in flight.
+const GONE: u32 = u32::MAX;
+
 /// Extents a disk's scheduler weighs at once when it picks the next to destage.
 const RPO_WINDOW: usize = 32;
 
@@ -214,7 +220,8 @@ impl Device {
             stable: SectorMap::new(),
             cache: VecDeque::new(),
             inflight: Vec::new(),
-            inflight_at: BTreeMap::new(),
+            inflight_at: VecDeque::new(),
+            inflight_base: 1,
             channels: (0..qd).map(|i| Reverse((0, i))).collect(),
             last_start_ns: 0,
             head_sector: 0,
@@ -396,8 +403,18 @@ impl Device {
     }
 
     fn push_inflight(&mut self, req: IoReq) {
-        self.inflight_at.insert(req.id, self.inflight.len());
+        if self.inflight_at.is_empty() {
+            self.inflight_base = req.id;
+        }
+        let slot = (req.id - self.inflight_base) as usize;
+        self.inflight_at.resize(self.inflight_at.len().max(slot + 1), GONE);
+        self.inflight_at[slot] = self.inflight.len() as u32;
         self.inflight.push(req);
+    }
+
+    fn inflight_slot(&mut self, id: u64) -> &mut u32 {
+        let slot = id.checked_sub(self.inflight_base).expect("a request id in the window");
+        &mut self.inflight_at[slot as usize]
     }
 
     pub fn note(&mut self, e: DevIo) {
@@ -549,10 +566,15 @@ impl Device {
     /// Completes request `id`, applying the durability rules; returns the request. A write
     /// left in the volatile cache moves its data there: the returned request has none.
     pub fn complete(&mut self, id: u64) -> IoReq {
-        let pos = self.inflight_at.remove(&id).expect("completing an in-flight request");
-        let mut req = self.inflight.swap_remove(pos);
-        if let Some(moved) = self.inflight.get(pos) {
-            self.inflight_at.insert(moved.id, pos);
+        let pos = std::mem::replace(self.inflight_slot(id), GONE);
+        assert!(pos != GONE, "completing an in-flight request");
+        let mut req = self.inflight.swap_remove(pos as usize);
+        if let Some(moved) = self.inflight.get(pos as usize).map(|r| r.id) {
+            *self.inflight_slot(moved) = pos;
+        }
+        while self.inflight_at.front() == Some(&GONE) {
+            self.inflight_at.pop_front();
+            self.inflight_base += 1;
         }
         if self.journal.is_some() {
             self.note(DevIo::Complete(req.clone()));
