@@ -220,10 +220,10 @@ impl Cil {
         let ctx = &mut self.ctx;
         for &(item, version, kind) in changes {
             let fmt = format_item(kind);
-            let (old_bytes, old_vecs) = ctx.items.get(&item).map_or((0, 0), |lv| (lv.fmt.bytes, lv.fmt.nvecs));
+            let old = ctx.items.insert(item, LogVec { version, kind, fmt });
+            let (old_bytes, old_vecs) = old.map_or((0, 0), |lv| (lv.fmt.bytes, lv.fmt.nvecs));
             cost.len += fmt.bytes as i64 - old_bytes as i64;
             cost.diff_iovecs += fmt.nvecs as i64 - old_vecs as i64;
-            ctx.items.insert(item, LogVec { version, kind, fmt });
         }
         cost.len += cost.diff_iovecs * OP_HDR as i64;
         ctx.nvecs = (ctx.nvecs as i64 + cost.diff_iovecs) as u32;
