@@ -217,17 +217,17 @@ pub fn read_meta(b: &[u8]) -> Option<(u32, u64, Lsn)> {
 
 /// `xlog_cksum`: header (CRC field as zero), extended headers, then `h_len` bytes of data.
 /// `rec` is the whole record: `heads` header sectors then the data. CRC32C (Castagnoli),
-/// seeded with ~0 and inverted at the end (the `crc32c` crate: hardware where available).
+/// seeded with ~0 and inverted at the end (`crc`: hardware natively).
 pub fn xlog_cksum(rec: &[u8], heads: usize, h_len: usize) -> u32 {
-    let mut crc = crc32c::crc32c(&rec[..rh::CRC]);
-    crc = crc32c::crc32c_append(crc, &[0u8; 4]);
-    crc = crc32c::crc32c_append(crc, &rec[rh::CRC + 4..rh::SIZEOF]);
+    let mut crc = crate::crc::crc32c(&rec[..rh::CRC]);
+    crc = crate::crc::crc32c_append(crc, &[0u8; 4]);
+    crc = crate::crc::crc32c_append(crc, &rec[rh::CRC + 4..rh::SIZEOF]);
     for i in 1..heads {
         let o = i * BBSIZE as usize;
-        crc = crc32c::crc32c_append(crc, &rec[o..o + rh::EXT_SIZEOF]);
+        crc = crate::crc::crc32c_append(crc, &rec[o..o + rh::EXT_SIZEOF]);
     }
     let data = heads * BBSIZE as usize;
-    crc32c::crc32c_append(crc, &rec[data..data + h_len])
+    crate::crc::crc32c_append(crc, &rec[data..data + h_len])
 }
 
 /// The cycle number a sector carries: its first word, or the second if the first is the

@@ -3,6 +3,7 @@
 mod ail;
 mod cil;
 mod crash;
+mod crc;
 mod device;
 mod format;
 mod geometry;
