@@ -681,6 +681,38 @@ mod tests {
         vec![byte; SECTOR]
     }
 
+    /// Completion finds each request by id whatever the order: the in-flight list keeps the
+    /// others, the window of ids drops what has completed, and ids keep counting across an
+    /// empty window.
+    #[test]
+    fn requests_complete_in_any_order_and_each_is_the_one_asked_for() {
+        let mut d = dev(DeviceClass::NvmeX4);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..4u64 {
+            let mut ids: Vec<(u64, u64)> = (0..200)
+                .map(|i| {
+                    let sector = 8 * (round * 1000 + i);
+                    let id = if i % 7 == 3 {
+                        d.submit_flush(0, sector).0
+                    } else {
+                        d.submit_write(0, sector, block(i as u8), ReqFlags::PLAIN, sector).0
+                    };
+                    (id, sector)
+                })
+                .collect();
+            while !ids.is_empty() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let (id, tag) = ids.swap_remove((x % ids.len() as u64) as usize);
+                let req = d.complete(id);
+                assert_eq!((req.id, req.tag), (id, tag));
+                assert_eq!(d.inflight().len(), ids.len());
+            }
+            assert!(d.inflight_at.is_empty(), "round {round}: a drained device keeps no window");
+        }
+    }
+
     #[test]
     fn plain_write_completes_into_cache_not_media() {
         let mut d = dev(DeviceClass::Nvme);
