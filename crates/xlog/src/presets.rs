@@ -285,9 +285,10 @@ pub static PRESETS: &[Preset] = &[
         about: "bug: the 5.9 throttle wakes only if the pushed CIL is over the limit; removals take it back \
                 under, the creators stay asleep and the removers alone never refill it",
         // Two creators fill the CIL; two removers (cold tree: two reads per unlink) mark
-        // blocks stale. Flushes are upstream's so the push starts soon after the throttle
-        // engages: with 5.9's per-iclog flushes on this SSD it starts ~100 ms later, when
-        // every writer is already caught and the space is back over the limit.
+        // blocks stale. 5.9's own flushes (PREFLUSH|FUA on every iclog) on this SSD make a
+        // push slow enough that the next context reaches the hard limit behind it, and a
+        // 4 MiB log keeps that limit small (1 MiB): the removals can then take it back
+        // under before the push starts.
         build: || Scenario {
             workload: WorkloadKind::CreateRemove,
             throttle: Throttle::V59,
@@ -295,7 +296,8 @@ pub static PRESETS: &[Preset] = &[
             fsync: false,
             cil_pushers: 1,
             device: DeviceClass::SataSsd,
-            log_size: Size(8 << 20),
+            log_size: Size(4 << 20),
+            flush: FlushPolicy::Legacy,
             fs_size: Size(1 << 30),
             tx_reads: 2,
             think: Duration(NS_PER_US),
