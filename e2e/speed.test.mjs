@@ -26,6 +26,7 @@ test('the bench run is the same run in wasm as natively; the speed ratio is repo
   for (const wasm of wasms) {
     assert.equal(wasm.events, native.events, 'the same events');
     assert.equal(wasm.trace_hash, native.trace_hash, 'the same trace hash');
+    assert.equal(wasm.crc_ok, true, "the browser's SIMD CRC32C equals the portable CRC");
   }
   const wasmRate = Math.max(...wasms.map((w) => w.events / w.secs));
   const firstRatio = native.events_per_sec_first_run / (wasms[0].events / wasms[0].secs);

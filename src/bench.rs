@@ -3,7 +3,8 @@
 
 use wasm_bindgen::prelude::*;
 
-/// Runs the bench scenario once; returns `{"events": N, "secs": S, "trace_hash": H}`.
+/// Runs the bench scenario once; returns `{"events": N, "secs": S, "trace_hash": H,
+/// "crc_ok": B}` (`crc_ok`: the browser's SIMD CRC equals the portable one).
 #[wasm_bindgen]
 pub fn loglab_bench() -> String {
     let now = || web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now());
@@ -13,7 +14,8 @@ pub fn loglab_bench() -> String {
     let t0 = now();
     sim.run();
     let secs = (now() - t0) / 1e3;
-    format!(r#"{{"events":{},"secs":{secs},"trace_hash":"{}"}}"#, sim.events(), sim.metrics().trace_hash)
+    let (events, hash, crc_ok) = (sim.events(), sim.metrics().trace_hash, xlog::crc::self_check());
+    format!(r#"{{"events":{events},"secs":{secs},"trace_hash":"{hash}","crc_ok":{crc_ok}}}"#)
 }
 
 /// The wasm linear memory's size in bytes: it only grows, so a soak reads its high-water mark.

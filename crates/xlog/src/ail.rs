@@ -1,15 +1,24 @@
 //! The Active Item List: committed items ordered by LSN, the log tail, and xfsaild's target.
 
 use crate::units::Lsn;
-use serde::Serialize;
-use std::collections::BTreeSet;
+use serde::ser::{Serialize, SerializeSeq, Serializer};
+use std::collections::VecDeque;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+/// The AIL as a sorted deque with lazy deletion, where the kernel keeps a list: items enter
+/// at (or near) the newest LSN, so an insert is a push at the back, and a move or delete only
+/// marks the old entry dead (an entry lives while `lsn_of` names its LSN and generation).
+/// Dead entries are dropped from both ends at once and from the middle when they outnumber
+/// the live ones. Order and contents are a `BTreeSet<(Lsn, item)>`'s.
+#[derive(Clone, Debug, Default)]
 pub struct Ail {
-    /// (li_lsn, item): the AIL in LSN order.
-    order: BTreeSet<(Lsn, u32)>,
-    /// Item id (dense) to its LSN in the AIL.
-    lsn_of: Vec<Option<Lsn>>,
+    /// (li_lsn, item, generation) in (LSN, item) order, dead entries included.
+    order: VecDeque<(Lsn, u32, u64)>,
+    /// Item id (dense) to its LSN in the AIL and the generation of its live entry.
+    lsn_of: Vec<Option<(Lsn, u64)>>,
+    /// Live entries in `order`.
+    live: usize,
+    /// The next entry's generation.
+    generation: u64,
     /// `ail_target`: xfsaild writes back items at or below it.
     pub target: Lsn,
     pub pushes: u64,
@@ -25,7 +34,61 @@ pub enum AilUpdate {
     Unchanged,
 }
 
+impl PartialEq for Ail {
+    fn eq(&self, o: &Self) -> bool {
+        let ids = |a: &Ail| a.lsn_of.iter().map(|l| l.map(|(lsn, _)| lsn)).collect::<Vec<_>>();
+        self.oldest().eq(o.oldest())
+            && ids(self) == ids(o)
+            && (self.target, self.pushes, self.last_pushed) == (o.target, o.pushes, o.last_pushed)
+    }
+}
+impl Eq for Ail {}
+
+/// As the set it models: the live (LSN, item) pairs in order, then xfsaild's cursor.
+impl Serialize for Ail {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.live))?;
+        for e in self.oldest() {
+            seq.serialize_element(&e)?;
+        }
+        seq.end()
+    }
+}
+
 impl Ail {
+    fn is_live(&self, &(lsn, id, generation): &(Lsn, u32, u64)) -> bool {
+        self.lsn_of[id as usize] == Some((lsn, generation))
+    }
+
+    fn insert(&mut self, item: u32, lsn: Lsn) {
+        let entry = (lsn, item, self.generation);
+        self.lsn_of[item as usize] = Some((lsn, self.generation));
+        self.generation += 1;
+        self.live += 1;
+        match self.order.back() {
+            Some(&(l, i, _)) if (l, i) > (lsn, item) => {
+                let at = self.order.partition_point(|&(l, i, _)| (l, i) < (lsn, item));
+                self.order.insert(at, entry);
+            }
+            _ => self.order.push_back(entry),
+        }
+    }
+
+    /// Called after an entry died: trims dead entries off both ends (so the ends are live),
+    /// and compacts once dead entries outnumber the live ones.
+    fn tidy(&mut self) {
+        while self.order.front().is_some_and(|e| !self.is_live(e)) {
+            self.order.pop_front();
+        }
+        while self.order.back().is_some_and(|e| !self.is_live(e)) {
+            self.order.pop_back();
+        }
+        if self.order.len() > 2 * self.live + 64 {
+            let lsn_of = &self.lsn_of;
+            self.order.retain(|&(l, i, g)| lsn_of[i as usize] == Some((l, g)));
+        }
+    }
+
     /// Inserts `item` at `lsn`, or moves it forward; an item never moves back.
     pub fn update(&mut self, item: u32, lsn: Lsn) -> AilUpdate {
         let i = item as usize;
@@ -33,42 +96,42 @@ impl Ail {
             self.lsn_of.resize(i + 1, None);
         }
         match self.lsn_of[i] {
-            Some(old) if lsn <= old => AilUpdate::Unchanged,
-            Some(old) => {
-                self.order.remove(&(old, item));
-                self.order.insert((lsn, item));
-                self.lsn_of[i] = Some(lsn);
+            Some((old, _)) if lsn <= old => AilUpdate::Unchanged,
+            Some((old, _)) => {
+                self.live -= 1;
+                self.insert(item, lsn);
+                self.tidy();
                 AilUpdate::Move { old }
             }
             None => {
-                self.order.insert((lsn, item));
-                self.lsn_of[i] = Some(lsn);
+                self.insert(item, lsn);
                 AilUpdate::Insert
             }
         }
     }
 
     pub fn delete(&mut self, item: u32) -> Option<Lsn> {
-        let lsn = self.lsn_of.get_mut(item as usize)?.take()?;
-        self.order.remove(&(lsn, item));
+        let (lsn, _) = self.lsn_of.get_mut(item as usize)?.take()?;
+        self.live -= 1;
+        self.tidy();
         Some(lsn)
     }
 
     pub fn lsn(&self, item: u32) -> Option<Lsn> {
-        self.lsn_of.get(item as usize).copied().flatten()
+        self.lsn_of.get(item as usize).copied().flatten().map(|(lsn, _)| lsn)
     }
 
     pub fn min_lsn(&self) -> Option<Lsn> {
-        self.order.first().map(|&(l, _)| l)
+        self.order.front().map(|&(l, _, _)| l)
     }
     pub fn max_lsn(&self) -> Option<Lsn> {
-        self.order.last().map(|&(l, _)| l)
+        self.order.back().map(|&(l, _, _)| l)
     }
     pub fn len(&self) -> usize {
-        self.order.len()
+        self.live
     }
     pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
+        self.live == 0
     }
 
     /// `xfs_ail_push`: raise the target; true if xfsaild must be woken.
@@ -83,23 +146,27 @@ impl Ail {
 
     /// Items in LSN order, oldest (the tail) first.
     pub fn oldest(&self) -> impl Iterator<Item = (Lsn, u32)> + '_ {
-        self.order.iter().copied()
+        self.live_from(0)
     }
 
-    /// Items at or below the target, oldest first (one xfsaild pass).
-    /// Up to `n` items after `(lsn, id)` (exclusive; `None`: from `last_pushed`), in order.
+    fn live_from(&self, start: usize) -> impl Iterator<Item = (Lsn, u32)> + '_ {
+        self.order.range(start..).filter(|e| self.is_live(e)).map(|&(l, i, _)| (l, i))
+    }
+
+    /// Up to `n` items after `(lsn, id)` (exclusive; `None`: from `last_pushed`), in order
+    /// (one chunk of an xfsaild pass).
     pub fn items_after(&self, from: Option<(Lsn, u32)>, n: usize) -> Vec<(Lsn, u32)> {
-        use std::ops::Bound::{Excluded, Included, Unbounded};
-        let lo = match from {
-            Some(k) => Excluded(k),
-            None => Included((self.last_pushed, 0)),
+        let start = match from {
+            Some(k) => self.order.partition_point(|&(l, i, _)| (l, i) <= k),
+            None => self.order.partition_point(|&(l, i, _)| (l, i) < (self.last_pushed, 0)),
         };
-        self.order.range((lo, Unbounded)).take(n).copied().collect()
+        self.live_from(start).take(n).collect()
     }
 
+    /// Items at or below the target, oldest first.
     pub fn items_to_push(&self) -> impl Iterator<Item = (Lsn, u32)> + '_ {
         let t = self.target;
-        self.order.iter().copied().take_while(move |&(l, _)| l <= t)
+        self.oldest().take_while(move |&(l, _)| l <= t)
     }
 }
 
@@ -119,5 +186,54 @@ mod tests {
         assert!(a.push(Lsn::new(1, 15)));
         assert_eq!(a.items_to_push().collect::<Vec<_>>(), vec![(Lsn::new(1, 10), 1)]);
         assert!(!a.push(Lsn::new(1, 12)), "target never goes back");
+    }
+
+    /// The deque with lazy deletion behaves as the `BTreeSet<(Lsn, item)>` it replaced,
+    /// through inserts behind the newest LSN, moves, deletes, re-inserts at an LSN where the
+    /// item's dead entry still sits, and compaction.
+    #[test]
+    fn the_ail_is_the_set_of_live_items_in_lsn_order() {
+        use proptest::prelude::*;
+        use std::collections::BTreeSet;
+        let op = (0u32..40, 0u32..3, 0u32..60);
+        proptest!(ProptestConfig::with_cases(256), |(ops in proptest::collection::vec(op, 1..600))| {
+            let (mut a, mut set, mut at) = (Ail::default(), BTreeSet::new(), vec![None; 40]);
+            for (item, what, block) in ops {
+                let lsn = Lsn::new(1, block);
+                if what == 0 {
+                    let want = match at[item as usize] {
+                        Some(old) if lsn <= old => AilUpdate::Unchanged,
+                        Some(old) => AilUpdate::Move { old },
+                        None => AilUpdate::Insert,
+                    };
+                    if want != AilUpdate::Unchanged {
+                        if let Some(old) = at[item as usize] {
+                            set.remove(&(old, item));
+                        }
+                        set.insert((lsn, item));
+                        at[item as usize] = Some(lsn);
+                    }
+                    prop_assert_eq!(a.update(item, lsn), want);
+                } else if what == 1 {
+                    let old = at[item as usize].take();
+                    if let Some(old) = old {
+                        set.remove(&(old, item));
+                    }
+                    prop_assert_eq!(a.delete(item), old);
+                } else {
+                    let from = (block % 2 == 0).then_some((lsn, item));
+                    a.last_pushed = Lsn::new(1, block / 2);
+                    let lo = from.map_or((a.last_pushed, 0), |k| k);
+                    let want: Vec<_> =
+                        set.iter().copied().filter(|&k| if from.is_some() { k > lo } else { k >= lo }).take(5).collect();
+                    prop_assert_eq!(a.items_after(from, 5), want);
+                }
+                prop_assert_eq!(a.oldest().collect::<Vec<_>>(), set.iter().copied().collect::<Vec<_>>());
+                prop_assert_eq!(a.len(), set.len());
+                prop_assert_eq!(a.min_lsn(), set.first().map(|k| k.0));
+                prop_assert_eq!(a.max_lsn(), set.last().map(|k| k.0));
+                prop_assert!(a.order.len() <= 2 * a.live + 64);
+            }
+        });
     }
 }

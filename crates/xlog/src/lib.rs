@@ -3,7 +3,7 @@
 mod ail;
 mod cil;
 mod crash;
-mod crc;
+pub mod crc;
 mod device;
 mod format;
 mod geometry;

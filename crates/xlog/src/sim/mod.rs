@@ -89,7 +89,6 @@ pub struct Sim {
     ctx_unit_res: u32,
     now: Ns,
     /// Ties between events at one instant break by insertion order.
-    seq: u64,
     queue: queue::EventQueue,
     rng: Pcg64Mcg,
     log: Xlog,
@@ -188,7 +187,6 @@ impl Sim {
             unit_res,
             ctx_unit_res,
             now: 0,
-            seq: 0,
             queue: Default::default(),
             rng,
             monitor: Monitor::new(geo.log_bb),
@@ -242,8 +240,7 @@ impl Sim {
     }
 
     fn schedule(&mut self, at: Ns, ev: Event) {
-        self.seq += 1;
-        self.queue.push(at, self.seq, ev);
+        self.queue.push(at, ev);
     }
 
     fn wake(&mut self, task: TaskId) {
@@ -274,9 +271,13 @@ impl Sim {
 
     /// Runs one event; returns what happened, or `None` when nothing is left to run.
     pub fn step(&mut self) -> Option<&[TraceEvent]> {
-        self.out.clear();
-        let next = self.queue.pop()?;
-        Some(self.dispatch(next))
+        match self.queue.pop() {
+            Some(next) => Some(self.dispatch(next)),
+            None => {
+                self.out.clear();
+                None
+            }
+        }
     }
 
     /// Runs one popped event.

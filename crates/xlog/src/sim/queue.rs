@@ -4,14 +4,14 @@
 //! monotone and a radix heap pops in the same order as a binary heap with fewer moves and
 //! no comparisons on push. `radix-heap` (crates.io) has no peek, which every run loop
 //! needs, and pops ties last in first out; hence this small one. Events at one time leave
-//! in insertion (sequence) order, so the order is that of
-//! `BinaryHeap<Reverse<(Ns, u64, Event)>>`, the sequence breaking ties.
+//! in insertion order, so the order is that of a binary heap on (time, insertion sequence)
+//! without keeping the sequence.
 
 use super::Event;
 use crate::units::Ns;
 use std::collections::VecDeque;
 
-type Entry = (Ns, u64, Event);
+type Entry = (Ns, Event);
 
 /// Bucket of time `t` relative to `last`: 0 when equal, else 1 + the highest differing bit.
 fn bucket(t: Ns, last: Ns) -> usize {
@@ -22,11 +22,11 @@ fn bucket(t: Ns, last: Ns) -> usize {
 pub(crate) struct EventQueue {
     /// The earliest time that may still be queued: every event present is at or after it.
     last: Ns,
-    /// The events at `last`, in sequence order.
+    /// The events at `last`, in insertion order.
     now: VecDeque<Entry>,
     /// `later[b]` holds events whose time differs from `last` first in bit `b`. Events of one
     /// time share a bucket, and a bucket is filled by moves from one higher bucket while it
-    /// is empty and then by pushes, both in order: so they stay in sequence order.
+    /// is empty and then by pushes, both in order: so they stay in insertion order.
     later: [Vec<Entry>; Ns::BITS as usize],
     /// Bit `b` set when `later[b]` is not empty.
     full: u64,
@@ -48,7 +48,7 @@ impl EventQueue {
         self.len == 0
     }
 
-    /// Files an event at or after `last`; one at `last` is the latest in sequence there.
+    /// Files an event at or after `last`; one at `last` is the latest inserted there.
     fn put(&mut self, e: Entry) {
         match bucket(e.0, self.last) {
             0 => self.now.push_back(e),
@@ -59,7 +59,7 @@ impl EventQueue {
         }
     }
 
-    pub fn push(&mut self, t: Ns, seq: u64, ev: Event) {
+    pub fn push(&mut self, t: Ns, ev: Event) {
         if t < self.last {
             // Only after a `pop_if` declined an event later than this one: file all again
             // around the new earliest time (rare: a command between frames).
@@ -69,7 +69,7 @@ impl EventQueue {
             self.full = 0;
             all.into_iter().for_each(|e| self.put(e));
         }
-        self.put((t, seq, ev));
+        self.put((t, ev));
         self.len += 1;
     }
 
@@ -94,7 +94,7 @@ impl EventQueue {
     /// The earliest event, popped only if `take(time, event)` says so.
     pub fn pop_if(&mut self, take: impl FnOnce(Ns, Event) -> bool) -> Option<(Ns, Event)> {
         self.settle();
-        let &(t, _, ev) = self.now.front()?;
+        let &(t, ev) = self.now.front()?;
         if !take(t, ev) {
             return None;
         }
@@ -107,14 +107,13 @@ impl EventQueue {
         self.pop_if(|_, _| true)
     }
 
-    /// The earliest event, without reordering anything.
+    /// The earliest event, without reordering anything (the first of the earliest time).
     pub fn peek(&self) -> Option<(Ns, Event)> {
-        let e = match self.now.front() {
-            Some(e) => e,
-            None if self.full == 0 => return None,
-            None => self.later[self.full.trailing_zeros() as usize].iter().min_by_key(|e| (e.0, e.1))?,
-        };
-        Some((e.0, e.2))
+        match self.now.front() {
+            Some(&e) => Some(e),
+            None if self.full == 0 => None,
+            None => self.later[self.full.trailing_zeros() as usize].iter().min_by_key(|e| e.0).copied(),
+        }
     }
 }
 
@@ -139,7 +138,7 @@ mod tests {
                         // Mostly soon (ties at `now` included), sometimes far; rarely before now.
                         let t = if op == 2 && dt % 97 == 0 { now.saturating_sub(dt) } else { now + dt * dt % 10_000 };
                         seq += 1;
-                        q.push(t, seq, Event::TaskRun(task));
+                        q.push(t, Event::TaskRun(task));
                         h.push(Reverse((t, seq, Event::TaskRun(task))));
                     }
                     3 => {
