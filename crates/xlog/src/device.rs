@@ -183,12 +183,26 @@ pub struct Device {
     /// The md array's latest flush (running or next): when it starts and ends.
     md_flush_start: Ns,
     md_flush_end: Ns,
+    /// The block layer's flush queue for PREFLUSH writes (`blk_kick_flush`).
+    flush_queue: FlushQueue,
     pub stats: DeviceStats,
     /// Off unless an export asked for it: it keeps every write's data.
     journal: Option<Vec<DevIo>>,
     /// The device's own seeded draws (rotational position, flash page type): service times
     /// vary as the physics makes them vary, and the same seed gives the same run.
     rng: Pcg64Mcg,
+}
+
+/// One blk-mq flush queue (`block/blk-flush.c`): its latest flush (running or next) and
+/// when the DATA of that flush's sequence is done. C1: one flush in flight; PREFLUSH
+/// requests that arrive meanwhile wait and share the next. C2: the next flush also waits
+/// for the running sequence's DATA. Model: iclog writes use one queue (the one CIL push
+/// worker submits most of them); explicit flushes (fsync, xfsaild) keep their own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct FlushQueue {
+    start: Ns,
+    end: Ns,
+    data_end: Ns,
 }
 
 /// A write accepted into the cache at `at` and not yet written to the media (timing only:
@@ -232,6 +246,7 @@ impl Device {
             media_free_ns: 0,
             md_flush_start: 0,
             md_flush_end: 0,
+            flush_queue: FlushQueue::default(),
             stats: DeviceStats::default(),
             journal: None,
         }
@@ -273,7 +288,7 @@ impl Device {
         if preflush && self.profile.md_flush {
             not_before = self.md_flush(now);
         } else if preflush {
-            cost += self.flush_wait(self.start_at(now));
+            not_before = self.blk_flush(now);
         }
         let cached = self.profile.volatile_cache && !fua;
         if !cached {
@@ -282,6 +297,9 @@ impl Device {
         let sectors = bytes / SECTOR as u64;
         let kind = IoKind::Write { preflush, fua };
         let (id, done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
+        if preflush && !self.profile.md_flush {
+            self.flush_queue.data_end = self.flush_queue.data_end.max(done);
+        }
         if cached && self.rotating() {
             self.dirty.push(Dirty { at: done, sector, sectors });
         }
@@ -350,6 +368,21 @@ impl Device {
         };
         let end = start + self.profile.cmd_ns + self.flush_wait(start);
         (self.md_flush_start, self.md_flush_end) = (start, end);
+        end
+    }
+
+    /// `blk_kick_flush`: when the PREFLUSH of a write submitted at `now` is done. A flush that
+    /// has not started yet covers it; otherwise it waits for the running flush and that
+    /// flush's DATA, then starts the next, which those arriving meanwhile share.
+    /// Model: the flush command takes no channel of its own.
+    fn blk_flush(&mut self, now: Ns) -> Ns {
+        let q = &self.flush_queue;
+        if q.start > now {
+            return q.end;
+        }
+        let start = now.max(q.end).max(q.data_end);
+        let end = start + self.profile.cmd_ns + self.flush_wait(start);
+        self.flush_queue = FlushQueue { start, end, data_end: end };
         end
     }
 
