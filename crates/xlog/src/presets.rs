@@ -301,7 +301,9 @@ pub static PRESETS: &[Preset] = &[
             fs_size: Size(1 << 30),
             tx_reads: 2,
             think: Duration(NS_PER_US),
-            duration: Duration(5 * NS_PER_SEC),
+            // The removals must land in the window before a push starts: with the block
+            // layer's serialised flushes that takes a few seconds of pushes to line up.
+            duration: Duration(10 * NS_PER_SEC),
             // As unit-res-1x-overrun: under `subset` a lone body iclog can outlive the cached
             // metadata its tail passed.
             crash_model: CrashModel::Prefix,
@@ -326,7 +328,8 @@ pub static PRESETS: &[Preset] = &[
             tx_items: 8,
             tx_chunks: 32,
             tx_logres: 60_000,
-            duration: Duration(3 * NS_PER_SEC),
+            // A force catching a push mid-copy is rare (a few per 10 s on every seed).
+            duration: Duration(10 * NS_PER_SEC),
             // Under `subset`, unflushed body iclogs whose tail passed cached metadata can
             // survive alone (upstream too); crash as generic/482 does.
             crash_model: CrashModel::Prefix,
@@ -381,6 +384,9 @@ pub static PRESETS: &[Preset] = &[
             // can repair, so a cache that reorders them (`subset`) can leave a post-series log
             // unrecoverable. The hang needs no crash; its fix is crash-tested as generic/482 does.
             crash_model: CrashModel::Prefix,
+            // A SATA SSD's flushes keep the older iclog in flight long enough for the push to
+            // wait on its newer neighbour (on NVMe only some seeds hang).
+            device: DeviceClass::SataSsd,
             ..busy_base()
         },
         fix: &[("commit_ordering", "fixed")],
@@ -398,7 +404,8 @@ pub static PRESETS: &[Preset] = &[
             start_record_order: StartRecordOrder::Unordered,
             crash_model: CrashModel::Prefix,
             log_size: Size(4 << 20),
-            duration: Duration(NS_PER_SEC),
+            // Two seconds: every seed overtakes a start record that a crash then exposes.
+            duration: Duration(2 * NS_PER_SEC),
             xfsaild: Xfsaild::Backoff,
             device: DeviceClass::SataSsd,
             writers: 64,
