@@ -780,6 +780,28 @@ mod tests {
         assert!(!d.stable().contains(3), "PREFLUSH without FUA leaves the write cached");
     }
 
+    /// blk-flush: one flush in flight per queue. PREFLUSH writes that arrive while it runs
+    /// share the next flush, which starts only once the running flush and its writes are done.
+    #[test]
+    fn preflush_writes_share_one_flush_at_a_time_as_the_block_layer_runs_them() {
+        let mut d = dev(DeviceClass::Nvme);
+        let (first, t1) = d.submit_write(0, 8, block(1), ReqFlags::PREFLUSH_FUA, 0);
+        let q1 = d.flush_queue.clone();
+        assert_eq!(q1.start, 0);
+        assert!(t1 > q1.end, "the write goes out once its flush is done");
+        let (_, t2) = d.submit_write(NS_PER_US, 16, block(2), ReqFlags::PREFLUSH_FUA, 0);
+        let q2 = d.flush_queue.clone();
+        assert_eq!(q2.start, t1, "the second flush waits for the first and its write");
+        let (_, t3) = d.submit_write(2 * NS_PER_US, 24, block(3), ReqFlags::PREFLUSH_FUA, 0);
+        assert_eq!(d.flush_queue.start, q2.start, "an arrival while the second waits shares it");
+        assert!(t2 > q2.end && t3 > q2.end);
+        assert_eq!(d.stats.flushes, 3, "three PREFLUSH requests");
+        d.complete(first);
+        // Writes on a plain queue still overlap: only PREFLUSH writes queue for the flush.
+        let (_, plain) = d.submit_write(3 * NS_PER_US, 32, block(4), ReqFlags::PLAIN, 0);
+        assert!(plain < q2.start);
+    }
+
     #[test]
     fn explicit_flush_makes_earlier_completions_stable() {
         let mut d = dev(DeviceClass::Hdd);

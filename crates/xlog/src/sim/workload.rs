@@ -31,7 +31,16 @@ pub struct Item {
 
 impl Item {
     pub(crate) fn new(id: u32, kind: ItemKind) -> Item {
-        Item { id, daddr: item_daddr(id, kind.is_inode()), kind, version: 0, pinned: 0, cil_seq: 0, flushing: None, shadow_size: 0 }
+        Item {
+            id,
+            daddr: item_daddr(id, kind.is_inode()),
+            kind,
+            version: 0,
+            pinned: 0,
+            cil_seq: 0,
+            flushing: None,
+            shadow_size: 0,
+        }
     }
 }
 
@@ -106,7 +115,9 @@ impl Sim {
     /// its cap (`inode_cap`).
     fn new_item(&mut self, kind: ItemKind) -> Option<u32> {
         let id = self.items.len() as u32;
-        if id as u64 >= layout::items_below(layout::meta_area_end(&self.scenario)) || id >= MAX_ITEMS.min(self.inode_cap) {
+        if id as u64 >= layout::items_below(layout::meta_area_end(&self.scenario))
+            || id >= MAX_ITEMS.min(self.inode_cap)
+        {
             return None;
         }
         self.items.push(Item::new(id, kind));
