@@ -183,12 +183,26 @@ pub struct Device {
     /// The md array's latest flush (running or next): when it starts and ends.
     md_flush_start: Ns,
     md_flush_end: Ns,
+    /// The block layer's flush queue for PREFLUSH writes (`blk_kick_flush`).
+    flush_queue: FlushQueue,
     pub stats: DeviceStats,
     /// Off unless an export asked for it: it keeps every write's data.
     journal: Option<Vec<DevIo>>,
     /// The device's own seeded draws (rotational position, flash page type): service times
     /// vary as the physics makes them vary, and the same seed gives the same run.
     rng: Pcg64Mcg,
+}
+
+/// One blk-mq flush queue (`block/blk-flush.c`): its latest flush (running or next) and
+/// when the DATA of that flush's sequence is done. C1: one flush in flight; PREFLUSH
+/// requests that arrive meanwhile wait and share the next. C2: the next flush also waits
+/// for the running sequence's DATA. Model: iclog writes use one queue (the one CIL push
+/// worker submits most of them); explicit flushes (fsync, xfsaild) keep their own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct FlushQueue {
+    start: Ns,
+    end: Ns,
+    data_end: Ns,
 }
 
 /// A write accepted into the cache at `at` and not yet written to the media (timing only:
@@ -232,6 +246,7 @@ impl Device {
             media_free_ns: 0,
             md_flush_start: 0,
             md_flush_end: 0,
+            flush_queue: FlushQueue::default(),
             stats: DeviceStats::default(),
             journal: None,
         }
@@ -273,7 +288,7 @@ impl Device {
         if preflush && self.profile.md_flush {
             not_before = self.md_flush(now);
         } else if preflush {
-            cost += self.flush_wait(self.start_at(now));
+            not_before = self.blk_flush(now);
         }
         let cached = self.profile.volatile_cache && !fua;
         if !cached {
@@ -282,6 +297,9 @@ impl Device {
         let sectors = bytes / SECTOR as u64;
         let kind = IoKind::Write { preflush, fua };
         let (id, done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
+        if preflush && !self.profile.md_flush {
+            self.flush_queue.data_end = self.flush_queue.data_end.max(done);
+        }
         if cached && self.rotating() {
             self.dirty.push(Dirty { at: done, sector, sectors });
         }
@@ -350,6 +368,21 @@ impl Device {
         };
         let end = start + self.profile.cmd_ns + self.flush_wait(start);
         (self.md_flush_start, self.md_flush_end) = (start, end);
+        end
+    }
+
+    /// `blk_kick_flush`: when the PREFLUSH of a write submitted at `now` is done. A flush that
+    /// has not started yet covers it; otherwise it waits for the running flush and that
+    /// flush's DATA, then starts the next, which those arriving meanwhile share.
+    /// Model: the flush command takes no channel of its own.
+    fn blk_flush(&mut self, now: Ns) -> Ns {
+        let q = &self.flush_queue;
+        if q.start > now {
+            return q.end;
+        }
+        let start = now.max(q.end).max(q.data_end);
+        let end = start + self.profile.cmd_ns + self.flush_wait(start);
+        self.flush_queue = FlushQueue { start, end, data_end: end };
         end
     }
 
@@ -745,6 +778,28 @@ mod tests {
         assert!(d.stable().contains(1), "completed before issue: made stable");
         assert!(!d.stable().contains(2), "completed after issue: not covered");
         assert!(!d.stable().contains(3), "PREFLUSH without FUA leaves the write cached");
+    }
+
+    /// blk-flush: one flush in flight per queue. PREFLUSH writes that arrive while it runs
+    /// share the next flush, which starts only once the running flush and its writes are done.
+    #[test]
+    fn preflush_writes_share_one_flush_at_a_time_as_the_block_layer_runs_them() {
+        let mut d = dev(DeviceClass::Nvme);
+        let (first, t1) = d.submit_write(0, 8, block(1), ReqFlags::PREFLUSH_FUA, 0);
+        let q1 = d.flush_queue.clone();
+        assert_eq!(q1.start, 0);
+        assert!(t1 > q1.end, "the write goes out once its flush is done");
+        let (_, t2) = d.submit_write(NS_PER_US, 16, block(2), ReqFlags::PREFLUSH_FUA, 0);
+        let q2 = d.flush_queue.clone();
+        assert_eq!(q2.start, t1, "the second flush waits for the first and its write");
+        let (_, t3) = d.submit_write(2 * NS_PER_US, 24, block(3), ReqFlags::PREFLUSH_FUA, 0);
+        assert_eq!(d.flush_queue.start, q2.start, "an arrival while the second waits shares it");
+        assert!(t2 > q2.end && t3 > q2.end);
+        assert_eq!(d.stats.flushes, 3, "three PREFLUSH requests");
+        d.complete(first);
+        // Writes on a plain queue still overlap: only PREFLUSH writes queue for the flush.
+        let (_, plain) = d.submit_write(3 * NS_PER_US, 32, block(4), ReqFlags::PLAIN, 0);
+        assert!(plain < q2.start);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! It alone sees the checkpoint history; recovery never does.
 
 use crate::format;
-use crate::layout::{item_daddr, META_BB};
+use crate::layout::{item_bb, item_daddr, item_sector};
 use crate::recovery::{read_record, recover, Image, Layer, RecoveryReport};
 use crate::sim::{FoldedItem, History};
 use crate::units::{Lsn, BBSIZE};
@@ -345,9 +345,12 @@ impl<'h> Oracle<'h> {
     fn in_place(&self, data: &Layer) -> BTreeMap<u32, (u64, Lsn)> {
         let mut in_place = BTreeMap::new();
         for &item in self.index.touches.keys() {
-            if let Some((id, v, lsn)) = data.with_sector(item_daddr(item), format::read_meta) {
-                if id == item {
-                    in_place.insert(item, (v, lsn));
+            // An item is an inode or a buffer: its header is at one of the two places.
+            for inode in [false, true] {
+                if let Some((id, v, lsn)) = data.with_sector(item_daddr(item, inode), format::read_meta) {
+                    if id == item {
+                        in_place.insert(item, (v, lsn));
+                    }
                 }
             }
         }
@@ -458,7 +461,8 @@ fn recovery_idempotent(img: &Image, rep: &RecoveryReport) -> bool {
     for (&s, &(id, v, lsn)) in &rep.writes {
         // The block is its header sector, then zeros.
         let header = format::meta_block(id, v, lsn, BBSIZE as usize);
-        again.devs[img.data_dev].over.write_zero_filled(s, &header, META_BB * BBSIZE as u64);
+        let bb = item_bb(item_sector(s) == Some(true));
+        again.devs[img.data_dev].over.write_zero_filled(s, &header, bb * BBSIZE as u64);
     }
     matches!(recover(&again), Ok(r2) if r2.items == rep.items)
 }

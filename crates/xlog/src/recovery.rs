@@ -6,7 +6,7 @@ use crate::format::{
     self, rh, OpHeader, BLF_HDR, XFS_BLF_CANCEL, XFS_LI_BUF, XFS_LI_INODE, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS,
     XLOG_CYCLE_DATA_WORDS, XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
 };
-use crate::layout::{item_daddr, META_BB, META_START_SECTOR};
+use crate::layout::{item_daddr, item_sector, META_START_SECTOR};
 use crate::sectors::PER_PAGE;
 use crate::units::{btobb, Lsn, XLOG_HEADER_MAGIC_NUM};
 use serde::Serialize;
@@ -878,7 +878,7 @@ fn meta_region_end(data_dev: usize, log_start: u64) -> u64 {
 
 /// A sector where a metadata item starts.
 fn is_meta_sector(s: u64) -> bool {
-    s >= META_START_SECTOR && (s - META_START_SECTOR).is_multiple_of(META_BB)
+    item_sector(s).is_some()
 }
 
 /// In-place metadata as the crash left it: item -> (version, LSN).
@@ -1176,7 +1176,7 @@ fn replay(
         }
         let is_inode = it.is_inode;
         let (id, v) = it.payload.ok_or("log item without data")?;
-        if blkno != item_daddr(id) {
+        if blkno != item_daddr(id, is_inode) {
             return Err(format!("item at daddr {blkno} carries item {id}"));
         }
         // v5 ordering: buffers at or after this transaction's LSN are not overwritten;

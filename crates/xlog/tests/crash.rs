@@ -160,7 +160,7 @@ fn zoo_wait_future_iclog_hangs_and_the_fix_does_not() {
     sim.run();
     assert!(!sim.is_hung());
     assert!(sim.metrics().checkpoints > 10);
-    let g = explore(&fixed, 40, 8);
+    let g = explore(&fixed, 48, 8);
     assert!(g.crash_states >= 300, "explored {} states", g.crash_states);
     assert_eq!(g.violations, Default::default(), "{:?}", g.examples);
 }

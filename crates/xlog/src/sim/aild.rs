@@ -7,7 +7,7 @@ use super::{Event, Sim};
 use crate::device::ReqFlags;
 use crate::format::{self, OpHeader, OP_HDR, XLOG_UNMOUNT_TRANS};
 use crate::iclog::{XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
-use crate::layout::META_BB;
+use crate::layout::item_bb;
 use crate::scenario::Xfsaild;
 use crate::trace::TraceKind;
 use crate::units::{Lsn, Ns, BBSIZE, NS_PER_MS};
@@ -172,9 +172,10 @@ impl Sim {
         (first, last - first + 1)
     }
 
-    /// One write of items `first..first + count` (adjacent blocks), each at its current version.
+    /// One write of items `first..first + count` (adjacent on disk: a buffer, or inodes of
+    /// one cluster), each at its current version.
     fn write_back(&mut self, (first, count): (u32, u32), push: TraceKind) {
-        let bytes = (META_BB * BBSIZE as u64) as usize;
+        let bytes = (item_bb(self.items[first as usize].kind.is_inode()) * BBSIZE as u64) as usize;
         let mut block = Vec::with_capacity(bytes * count as usize);
         for i in first..first + count {
             let version = self.items[i as usize].version;

@@ -5,7 +5,7 @@ use super::Sim;
 use crate::cil::ItemKind;
 use crate::format::{BUF_CHUNKS, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR};
 use crate::geometry::Geometry;
-use crate::layout::{self, item_daddr, MAX_ITEMS, META_BB, SHARED_ITEMS};
+use crate::layout::{self, item_daddr, MAX_ITEMS, SHARED_ITEMS};
 use crate::scenario::{Directory, WorkloadKind};
 use crate::units::{Lsn, TaskId};
 use rand_core::RngCore;
@@ -31,7 +31,16 @@ pub struct Item {
 
 impl Item {
     pub(crate) fn new(id: u32, kind: ItemKind) -> Item {
-        Item { id, daddr: item_daddr(id), kind, version: 0, pinned: 0, cil_seq: 0, flushing: None, shadow_size: 0 }
+        Item {
+            id,
+            daddr: item_daddr(id, kind.is_inode()),
+            kind,
+            version: 0,
+            pinned: 0,
+            cil_seq: 0,
+            flushing: None,
+            shadow_size: 0,
+        }
     }
 }
 
@@ -106,7 +115,9 @@ impl Sim {
     /// its cap (`inode_cap`).
     fn new_item(&mut self, kind: ItemKind) -> Option<u32> {
         let id = self.items.len() as u32;
-        if item_daddr(id) + META_BB > layout::meta_area_end(&self.scenario) || id >= MAX_ITEMS.min(self.inode_cap) {
+        if id as u64 >= layout::items_below(layout::meta_area_end(&self.scenario))
+            || id >= MAX_ITEMS.min(self.inode_cap)
+        {
             return None;
         }
         self.items.push(Item::new(id, kind));
@@ -121,7 +132,7 @@ impl Sim {
     fn alloc_item(&mut self) -> Option<u32> {
         let end = layout::meta_area_end(&self.scenario);
         let id = self.items.len() as u32;
-        if item_daddr(id) + META_BB > end {
+        if id as u64 >= layout::items_below(end) {
             return None; // the area is full: no inode table to reuse either
         }
         if let Some(id) = self.new_item(ItemKind::Inode { data_fork: 0, attr_fork: 0 }) {

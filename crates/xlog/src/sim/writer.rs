@@ -222,6 +222,8 @@ impl Sim {
             let item = &mut self.items[id as usize];
             item.version += 1;
             item.kind = kind;
+            // A pool item becomes an inode or a buffer with its first change, for good.
+            item.daddr = crate::layout::item_daddr(id, kind.is_inode());
             let want = shadow_size(kind, round);
             if want > item.shadow_size {
                 item.shadow_size = want;
