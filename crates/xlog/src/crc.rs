@@ -368,19 +368,23 @@ pub fn crc32c(data: &[u8]) -> u32 {
 /// software CRC on buffers of many lengths: the browser's e2e suite asks, since the unit tests
 /// run natively only.
 pub fn self_check() -> bool {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let data: Vec<u8> = (0..40_000)
+    let data = noise(0x9E37_79B9_7F4A_7C15, 40_000);
+    [0, 1, 255, 1023, 1024, 1025, 4096, 4111, 29_999, 32_768, 39_990].iter().all(|&len| {
+        let d = &data[len % 7..len % 7 + len];
+        crc32c_append(len as u32, d) == !register(!(len as u32), d)
+    })
+}
+
+/// `n` bytes of xorshift noise: test data no table or lane split lines up with.
+fn noise(mut x: u64, n: usize) -> Vec<u8> {
+    (0..n)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x as u8
         })
-        .collect();
-    [0, 1, 255, 1023, 1024, 1025, 4096, 4111, 29_999, 32_768, 39_990].iter().all(|&len| {
-        let d = &data[len % 7..len % 7 + len];
-        crc32c_append(len as u32, d) == !register(!(len as u32), d)
-    })
+        .collect()
 }
 
 #[cfg(test)]
@@ -391,15 +395,7 @@ mod tests {
     /// starting CRC, long buffers included: three lanes, their join and the tail.
     #[test]
     fn the_three_lane_crc_equals_the_crc32c_crate() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let data: Vec<u8> = (0..70_016)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let data = noise(0x2545_f491_4f6c_dd1d, 70_016);
         let software = |crc: u32, d: &[u8]| !register(!crc, d);
         assert_eq!(software(0, b"123456789"), 0xE306_9283);
         for len in (0..700).chain([4095, 4096, 4097, 32_768, 65_536, 69_999]) {

@@ -339,6 +339,18 @@ fn flush_policies_cut_cache_flushes_per_checkpoint_by_two_orders_of_magnitude() 
     }
 }
 
+/// A preset with `--set` keys applied, run for `secs` of virtual time.
+fn run_set(preset: &str, sets: &[(&str, &str)], secs: u64) -> Metrics {
+    let mut s = find_preset(preset).unwrap();
+    for (key, value) in sets {
+        s.set(key, value).unwrap();
+    }
+    s.duration = Duration(secs * NS_PER_SEC);
+    let mut sim = Sim::new(&s).unwrap();
+    sim.run();
+    sim.metrics()
+}
+
 /// Patch 3/5 of seed 001 on NVMe: with 32 KiB iclogs legacy's PREFLUSH on every iclog queues
 /// each write behind the block layer's one flush at a time, so the log's write rate, then the
 /// creates, fall short of upstream's; the push waits for iclogs and reservations for space.
@@ -346,14 +358,7 @@ fn flush_policies_cut_cache_flushes_per_checkpoint_by_two_orders_of_magnitude() 
 #[test]
 fn legacy_flushes_cap_the_logs_iops_at_32k_iclogs_and_not_at_256k() {
     let run = |iclog: &str, flush: &str| {
-        let mut s = find_preset("fsmark-create").unwrap();
-        s.set("device", "nvme").unwrap();
-        s.set("iclog_size", iclog).unwrap();
-        s.set("flush", flush).unwrap();
-        s.duration = Duration(2 * NS_PER_SEC);
-        let mut sim = Sim::new(&s).unwrap();
-        sim.run();
-        sim.metrics()
+        run_set("fsmark-create", &[("device", "nvme"), ("iclog_size", iclog), ("flush", flush)], 2)
     };
     let (legacy, upstream) = (run("32KiB", "legacy"), run("32KiB", "upstream"));
     eprintln!("32 KiB: {:.0} -> {:.0} tx/s", legacy.tx_per_sec, upstream.tx_per_sec);
@@ -573,15 +578,7 @@ fn seed_000_waits_fall_to_none_as_the_log_grows_and_each_fsync_syncs_its_append(
     for device in ["hdd-x4", "nvme-x4"] {
         let rows: Vec<Metrics> = ["10MiB", "40MiB", "160MiB"]
             .iter()
-            .map(|log| {
-                let mut s = find_preset("seed-log-size").unwrap();
-                s.set("device", device).unwrap();
-                s.set("log_size", log).unwrap();
-                s.duration = Duration(2 * NS_PER_SEC);
-                let mut sim = Sim::new(&s).unwrap();
-                sim.run();
-                sim.metrics()
-            })
+            .map(|log| run_set("seed-log-size", &[("device", device), ("log_size", log)], 2))
             .collect();
         let waits: Vec<u64> = rows.iter().map(|m| m.grant_head_waits).collect();
         assert!(waits[0] > waits[1] && waits[1] >= waits[2] && waits[2] == 0, "{device}: {waits:?}");
