@@ -60,6 +60,25 @@ test('each panel renders, names its kernel structure, and changes while playing'
   assert.deepEqual(errors, []);
 });
 
+test('legacy flushes queue their iclog writes behind the block layer\'s one flush at a time', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=fsmark-create&flush=legacy&at=200ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const timeline = '[data-testid="timeline"]';
+  assert.ok(Number(await page.getAttribute(timeline, 'data-flush-queued')) > 0, 'some iclog writes waited for another flush');
+  assert.match(await page.textContent(timeline), /one\s+flush at a time/);
+  // Hover the first row along its length until a bar names its queueing and its flush.
+  const box = await page.locator(`${timeline} canvas`).boundingBox();
+  let said = '';
+  for (let x = box.x + box.width - 2; x > box.x + 2 && !/queued for the block layer/.test(said); x -= 4) {
+    await page.mouse.move(x, box.y + box.height * 0.45);
+    said = await page.textContent('[data-testid="timeline-hover"]');
+  }
+  assert.match(said, /write PREFLUSH\|FUA.*µs queued for the block layer's one flush at a time, [\d.]+ µs its flush/);
+  await page.locator(timeline).screenshot({ path: path.join(ARTIFACTS, 'panel-timeline-flush-queue.png') });
+  assert.deepEqual(errors, []);
+});
+
 test('a hidden panel is gone until shown again; the choice survives a change of scenario', async () => {
   const { page, errors } = browser;
   await page.goto(server.url + '?preset=fsync-heavy');

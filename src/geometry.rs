@@ -162,6 +162,9 @@ pub struct TimelineBar {
     pub fua: bool,
     /// A cache flush: its end is marked as the moment the cache is stable.
     pub flush: bool,
+    /// A PREFLUSH write's flush as the block layer ran it (from, to): before it the write
+    /// queues, after it the write itself goes to the device.
+    pub flush_x: Option<(f64, f64)>,
 }
 
 /// Rows a device lane stacks concurrent requests in (more wait in the last row).
@@ -204,6 +207,7 @@ pub fn timeline_bars(spans: &[IoSpan], now: Ns, window: Ns, width: f64) -> Vec<T
                 preflush,
                 fua,
                 flush,
+                flush_x: s.flush_window.map(|(a, b)| (x(a).max(x0), x(b).max(x0))),
             }
         })
         .collect()
@@ -311,10 +315,15 @@ mod tests {
             done_ns: done,
             purpose,
             checkpoints: vec![],
+            flush_window: None,
         };
         let log = IoPurpose::Log { iclog: 0, lsn: Lsn::new(1, 0) };
+        let queued = IoSpan {
+            flush_window: Some((30, 60)),
+            ..span(1, 0, 100, IoKind::Write { preflush: true, fua: true }, log)
+        };
         let spans = vec![
-            span(1, 0, 100, IoKind::Write { preflush: true, fua: true }, log),
+            queued,
             span(2, 500, 750, IoKind::Write { preflush: false, fua: false }, log),
             span(3, 900, 1200, IoKind::Flush, IoPurpose::Flush),
         ];
@@ -322,6 +331,8 @@ mod tests {
         let bars = timeline_bars(&spans, 1000, 1000, 100.0);
         assert_eq!(bars.len(), 3);
         assert!(bars[0].preflush && bars[0].fua && (bars[0].x0, bars[0].x1) == (0.0, 10.0));
+        assert_eq!(bars[0].flush_x, Some((3.0, 6.0)), "queued to 30 ns, flushed to 60, then written");
+        assert_eq!(bars[1].flush_x, None);
         assert!(!bars[1].preflush && (bars[1].x0, bars[1].x1) == (50.0, 75.0));
         assert!(bars[2].flush && bars[2].x1 == 100.0, "in flight past now: clipped at the edge");
         assert_eq!(bars.iter().map(|b| b.row).collect::<Vec<_>>(), vec![0, 0, 0], "none overlap");
@@ -345,6 +356,7 @@ mod tests {
             done_ns: t + 50,
             purpose: IoPurpose::Log { iclog: 0, lsn: Lsn::new(1, block) },
             checkpoints: commits,
+            flush_window: None,
         };
         let spans =
             vec![rec(1, 100, 10, vec![]), rec(2, 200, 18, vec![7]), rec(3, 300, 26, vec![]), rec(4, 600, 34, vec![8])];

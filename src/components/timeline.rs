@@ -1,6 +1,7 @@
 //! The flush timeline: every device request of the last stretch of virtual time as a bar, one
-//! lane per device; PREFLUSH marked at a bar's start, FUA at its end, cache flushes as red
-//! bands. Hovering names the request: iclog, record LSN and the checkpoints it commits.
+//! lane per device; PREFLUSH marked at a bar's start, FUA at its end, cache flushes (and the
+//! flush a PREFLUSH write waits for) as red bands. Hovering names the request: iclog, record
+//! LSN and the checkpoints it commits.
 
 use crate::canvas::{context_2d, use_canvas};
 use crate::geometry::{checkpoint_brackets, timeline_bars, CheckpointBracket, TimelineBar, TIMELINE_ROWS};
@@ -84,8 +85,15 @@ fn describe(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
         IoKind::Read => "read".into(),
     };
     let what = purpose(s, checkpoints);
+    let flush = s.flush_window.map_or(String::new(), |(a, b)| {
+        format!(
+            " ({:.1} µs queued for the block layer's one flush at a time, {:.1} µs its flush)",
+            a.saturating_sub(s.submit_ns) as f64 / 1e3,
+            b.saturating_sub(a) as f64 / 1e3
+        )
+    });
     format!(
-        "#{} {kind}, {} KiB at sector {}: {what}; {:.1} µs",
+        "#{} {kind}, {} KiB at sector {}: {what}; {:.1} µs{flush}",
         s.id,
         s.bytes / 1024,
         s.sector,
@@ -129,8 +137,21 @@ fn draw(ctx: &CanvasRenderingContext2d, bars: &[TimelineBar], brackets: &[Checkp
     for b in bars {
         let lane_y = b.lane as f64 * LANE_H;
         let y = lane_y + TOP + b.row as f64 * ROW_H;
-        ctx.set_fill_style_str(b.colour);
-        ctx.fill_rect(b.x0, y + 1.0, b.x1 - b.x0, ROW_H - 2.0);
+        match b.flush_x {
+            // Queued for the block layer's flush (a thin line), the flush (a cache-flush band),
+            // then the write.
+            Some((f0, f1)) => {
+                ctx.set_fill_style_str(b.colour);
+                ctx.fill_rect(b.x0, y + ROW_H / 2.0 - 1.0, f0 - b.x0, 2.0);
+                ctx.fill_rect(f1, y + 1.0, (b.x1 - f1).max(1.0), ROW_H - 2.0);
+                ctx.set_fill_style_str(palette::VERMILLION);
+                ctx.fill_rect(f0, y + 2.0, (f1 - f0).max(1.0), ROW_H - 4.0);
+            }
+            None => {
+                ctx.set_fill_style_str(b.colour);
+                ctx.fill_rect(b.x0, y + 1.0, b.x1 - b.x0, ROW_H - 2.0);
+            }
+        }
         if b.flush {
             // A cache flush's completion: the moment what was cached is stable.
             ctx.set_fill_style_str(palette::INK);
@@ -179,12 +200,15 @@ pub fn timeline(p: &TimelineProps) -> Html {
         (IoPurpose::Log { .. }, IoKind::Write { preflush, .. }) => (n + 1, f + preflush as u32),
         _ => (n, f),
     });
+    // PREFLUSH writes that queued behind another flush before their own began.
+    let queued = p.spans.iter().filter(|s| s.flush_window.is_some_and(|(a, _)| a > s.submit_ns)).count();
     html! {
-        <div class="panel timeline" data-testid="timeline" data-brackets={brackets.len().to_string()} data-log-writes={log_writes.to_string()} data-preflush={flagged.to_string()}>
+        <div class="panel timeline" data-testid="timeline" data-brackets={brackets.len().to_string()} data-log-writes={log_writes.to_string()} data-preflush={flagged.to_string()} data-flush-queued={queued.to_string()}>
             if !p.compact { <h2>{ format!("flush timeline — the last {:.2} ms", p.window as f64 / 1e6) }</h2> }
             if !p.compact { <p class="what">{ "Every block request the journal issues, as it happens, one lane per device. Stacked bars are requests in flight \
                 together. A black tick at a bar's start is PREFLUSH (flush the cache first), at its end FUA (this write goes straight to media); a cache flush \
-                ends in a black corner when the cache is stable. A bracket above groups the log records of one checkpoint, from its first record to its commit record." }</p> }
+                ends in a black corner when the cache is stable. A PREFLUSH write is a thin line while it waits its turn (the block layer runs one \
+                flush at a time), a red band while its flush runs, then the write itself. A bracket above groups the log records of one checkpoint, from its first record to its commit record." }</p> }
             <canvas ref={canvas} onmousemove={on_move} role="img"
                 aria-label={format!("{} requests; {log_writes} log writes, {flagged} with PREFLUSH", p.spans.len())}
                 style={format!("width:100%;height:{height}px")} />

@@ -98,6 +98,8 @@ pub struct IoReq {
     pub flush_mark: u64,
     /// Opaque to the device: what the simulator issued it for.
     pub tag: u64,
+    /// A PREFLUSH write's flush, when the block layer (or md) ran it: the write waits for it.
+    pub flush_window: Option<(Ns, Ns)>,
 }
 
 /// A completed write that has not reached stable media.
@@ -285,10 +287,13 @@ impl Device {
         let mut cost = self.profile.cmd_ns + transfer_ns(bytes, self.profile.bus_bytes_per_sec);
         // md sends the write once its flush is done, without the PREFLUSH.
         let mut not_before = now;
+        let mut window = None;
         if preflush && self.profile.md_flush {
             not_before = self.md_flush(now);
+            window = Some((self.md_flush_start, self.md_flush_end));
         } else if preflush {
             not_before = self.blk_flush(now);
+            window = Some((self.flush_queue.start, self.flush_queue.end));
         }
         let cached = self.profile.volatile_cache && !fua;
         if !cached {
@@ -299,6 +304,9 @@ impl Device {
         let (id, done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
         if preflush && !self.profile.md_flush {
             self.flush_queue.data_end = self.flush_queue.data_end.max(done);
+        }
+        if let Some(r) = self.inflight.last_mut() {
+            r.flush_window = window;
         }
         if cached && self.rotating() {
             self.dirty.push(Dirty { at: done, sector, sectors });
@@ -348,6 +356,7 @@ impl Device {
             done_ns: done,
             flush_mark: self.next_cseq,
             tag,
+            flush_window: None,
         };
         self.push_inflight(req);
         self.note(DevIo::Submit { id, flush: true });
@@ -415,8 +424,18 @@ impl Device {
         self.channels.push(Reverse((done, slot)));
         let id = self.next_id;
         self.next_id += 1;
-        let req =
-            IoReq { id, kind, sector, data, bytes, submit_ns: now, done_ns: done, flush_mark: self.next_cseq, tag };
+        let req = IoReq {
+            id,
+            kind,
+            sector,
+            data,
+            bytes,
+            submit_ns: now,
+            done_ns: done,
+            flush_mark: self.next_cseq,
+            tag,
+            flush_window: None,
+        };
         self.push_inflight(req);
         let flush = matches!(kind, IoKind::Flush | IoKind::Write { preflush: true, .. });
         self.note(DevIo::Submit { id, flush });

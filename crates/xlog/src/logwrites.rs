@@ -143,6 +143,7 @@ mod tests {
             done_ns: 0,
             flush_mark: 0,
             tag: 0,
+            flush_window: None,
         }
     }
 

@@ -43,6 +43,9 @@ pub struct IoSpan {
     pub purpose: IoPurpose,
     /// For a log record: the checkpoint sequences whose commit records it carries.
     pub checkpoints: Vec<u64>,
+    /// A PREFLUSH write's flush (start, end): the block layer runs one at a time, and the
+    /// write goes to the device once its flush is done.
+    pub flush_window: Option<(Ns, Ns)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -83,7 +86,8 @@ impl Sim {
     /// A device request as a span: what it is, when, and what it was issued for.
     pub(super) fn io_span(&self, dev: usize, r: &IoReq) -> IoSpan {
         let tag = IoTag::unpack(r.tag);
-        self.span_for(dev, r.id, r.kind, r.sector, r.bytes, (r.submit_ns, r.done_ns), tag)
+        let span = self.span_for(dev, r.id, r.kind, r.sector, r.bytes, (r.submit_ns, r.done_ns), tag);
+        IoSpan { flush_window: r.flush_window, ..span }
     }
 
     #[allow(clippy::too_many_arguments)] // the fields of one request, named at both callers
@@ -111,7 +115,7 @@ impl Sim {
             IoTag::Read(task) => IoPurpose::MetaRead { task },
             IoTag::None => IoPurpose::Flush,
         };
-        IoSpan { dev: dev as u8, id, kind, sector, bytes, submit_ns, done_ns, purpose, checkpoints }
+        IoSpan { dev: dev as u8, id, kind, sector, bytes, submit_ns, done_ns, purpose, checkpoints, flush_window: None }
     }
 }
 
