@@ -182,10 +182,8 @@ pub struct Device {
     /// is done with what it is writing now. The drive destages in the background.
     dirty: Vec<Dirty>,
     media_free_ns: Ns,
-    /// The md array's latest flush (running or next): when it starts and ends.
-    md_flush_start: Ns,
-    md_flush_end: Ns,
-    /// The block layer's flush queue for PREFLUSH writes (`blk_kick_flush`).
+    /// The flushes run one at a time: the block layer's for PREFLUSH writes, or md's for
+    /// every flush of an array.
     flush_queue: FlushQueue,
     pub stats: DeviceStats,
     /// Off unless an export asked for it: it keeps every write's data.
@@ -195,11 +193,12 @@ pub struct Device {
     rng: Pcg64Mcg,
 }
 
-/// One blk-mq flush queue (`block/blk-flush.c`): its latest flush (running or next) and
-/// when the DATA of that flush's sequence is done. C1: one flush in flight; PREFLUSH
-/// requests that arrive meanwhile wait and share the next. C2: the next flush also waits
-/// for the running sequence's DATA. Model: iclog writes use one queue (the one CIL push
-/// worker submits most of them); explicit flushes (fsync, xfsaild) keep their own.
+/// Flushes run one at a time: the latest flush (running or next) and when the writes that
+/// waited for it are done. blk-mq's flush queue (`block/blk-flush.c`): C1, one flush in
+/// flight, PREFLUSH requests that arrive meanwhile wait and share the next; C2, the next
+/// also waits for the running sequence's DATA. Model: iclog writes use one queue (the one
+/// CIL push worker submits most of them); explicit flushes (fsync, xfsaild) keep their own.
+/// md (`md_flush_request`) runs C1 alone, for every flush of the array.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct FlushQueue {
     start: Ns,
@@ -246,8 +245,6 @@ impl Device {
             cached_bytes: 0,
             dirty: Vec::new(),
             media_free_ns: 0,
-            md_flush_start: 0,
-            md_flush_end: 0,
             flush_queue: FlushQueue::default(),
             stats: DeviceStats::default(),
             journal: None,
@@ -285,14 +282,10 @@ impl Device {
         self.stats.flushes += preflush as u64;
         self.destage(now, false);
         let mut cost = self.profile.cmd_ns + transfer_ns(bytes, self.profile.bus_bytes_per_sec);
-        // md sends the write once its flush is done, without the PREFLUSH.
-        let mut not_before = now;
-        let mut window = None;
-        if preflush && self.profile.md_flush {
-            not_before = self.md_flush(now);
-            window = Some((self.md_flush_start, self.md_flush_end));
-        } else if preflush {
-            not_before = self.blk_flush(now);
+        // The write goes out once its flush is done, without the PREFLUSH.
+        let (mut not_before, mut window) = (now, None);
+        if preflush {
+            not_before = self.queued_flush(now);
             window = Some((self.flush_queue.start, self.flush_queue.end));
         }
         let cached = self.profile.volatile_cache && !fua;
@@ -302,6 +295,7 @@ impl Device {
         let sectors = bytes / SECTOR as u64;
         let kind = IoKind::Write { preflush, fua };
         let (id, done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
+        // C2 is blk-mq's: md sends the next flush without waiting for these writes.
         if preflush && !self.profile.md_flush {
             self.flush_queue.data_end = self.flush_queue.data_end.max(done);
         }
@@ -335,7 +329,7 @@ impl Device {
         }
         self.stats.flushes += 1;
         if self.profile.md_flush {
-            let done = self.md_flush(now);
+            let done = self.queued_flush(now);
             return self.flush_without_command(now, done, tag);
         }
         let cost = self.profile.cmd_ns + self.flush_wait(self.start_at(now));
@@ -363,28 +357,13 @@ impl Device {
         (id, done)
     }
 
-    /// `md_flush_request`: when the flush that covers a request made at `now` is done. With
-    /// none running it starts now; a flush that started after `now` covers it; otherwise it
-    /// waits for the running one and starts the next, which those arriving meanwhile share.
-    /// Model: the members' flushes are one flush of the array (their destage runs as one).
-    fn md_flush(&mut self, now: Ns) -> Ns {
-        let start = if now >= self.md_flush_end {
-            now
-        } else if self.md_flush_start > now {
-            return self.md_flush_end;
-        } else {
-            self.md_flush_end
-        };
-        let end = start + self.profile.cmd_ns + self.flush_wait(start);
-        (self.md_flush_start, self.md_flush_end) = (start, end);
-        end
-    }
-
-    /// `blk_kick_flush`: when the PREFLUSH of a write submitted at `now` is done. A flush that
-    /// has not started yet covers it; otherwise it waits for the running flush and that
-    /// flush's DATA, then starts the next, which those arriving meanwhile share.
-    /// Model: the flush command takes no channel of its own.
-    fn blk_flush(&mut self, now: Ns) -> Ns {
+    /// `blk_kick_flush` / `md_flush_request`: when the flush that covers a request made at
+    /// `now` is done. A flush that has not started yet covers it; otherwise it waits for the
+    /// running flush (and, in the block layer, that flush's DATA), then starts the next,
+    /// which those arriving meanwhile share.
+    /// Model: the flush command takes no channel of its own; an array's members' flushes are
+    /// one flush of the array (their destage runs as one).
+    fn queued_flush(&mut self, now: Ns) -> Ns {
         let q = &self.flush_queue;
         if q.start > now {
             return q.end;
