@@ -1,7 +1,6 @@
 //! The Active Item List: committed items ordered by LSN, the log tail, and xfsaild's target.
 
 use crate::units::Lsn;
-use serde::ser::{Serialize, SerializeSeq, Serializer};
 use std::collections::VecDeque;
 
 /// The AIL as a sorted deque with lazy deletion, where the kernel keeps a list: items enter
@@ -32,27 +31,6 @@ pub enum AilUpdate {
     Insert,
     Move { old: Lsn },
     Unchanged,
-}
-
-impl PartialEq for Ail {
-    fn eq(&self, o: &Self) -> bool {
-        let ids = |a: &Ail| a.lsn_of.iter().map(|l| l.map(|(lsn, _)| lsn)).collect::<Vec<_>>();
-        self.oldest().eq(o.oldest())
-            && ids(self) == ids(o)
-            && (self.target, self.pushes, self.last_pushed) == (o.target, o.pushes, o.last_pushed)
-    }
-}
-impl Eq for Ail {}
-
-/// As the set it models: the live (LSN, item) pairs in order, then xfsaild's cursor.
-impl Serialize for Ail {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.live))?;
-        for e in self.oldest() {
-            seq.serialize_element(&e)?;
-        }
-        seq.end()
-    }
 }
 
 impl Ail {
