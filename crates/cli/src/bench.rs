@@ -4,7 +4,7 @@ use serde_json::json;
 use std::time::Instant;
 use xlog::{find_preset, Sim};
 
-pub fn run(as_json: bool) -> Result<(), String> {
+pub fn run(as_json: bool, events_only: bool) -> Result<(), String> {
     // A 200-writer fsync-heavy run: the seed 000 shape (the browser runs the same one).
     // Best of three: the first run in a process also pays for the memory it is the first to
     // touch (page faults), which says more about the allocator than about the model.
@@ -22,6 +22,23 @@ pub fn run(as_json: bool) -> Result<(), String> {
     let events = sim.events();
     let events_per_sec = events as f64 / secs;
     let first_per_sec = events as f64 / times[0];
+    let headline = json!({
+        "events": events,
+        "trace_hash": sim.metrics().trace_hash,
+        "events_per_sec": events_per_sec,
+        "events_per_sec_first_run": first_per_sec,
+    });
+    let headline_text = format!(
+        "200-writer fsync-heavy: {events} events in {secs:.2} s = {events_per_sec:.0} events/s \
+         (best of 3; the first run: {first_per_sec:.0})"
+    );
+    if events_only {
+        match as_json {
+            true => println!("{}", serde_json::to_string_pretty(&headline).expect("serializable")),
+            false => println!("{headline_text}"),
+        }
+        return Ok(());
+    }
     // The same run at 20, 200 and 2000 writers: how the event rate holds as tasks multiply.
     let mut curve = Vec::new();
     for writers in [20u32, 200, 2000] {
@@ -41,24 +58,17 @@ pub fn run(as_json: bool) -> Result<(), String> {
     let (dense, dsecs, _) = crate::crash_cmd::explore_points(&small, xlog::CrashPoints::Even(2000), 64, None)?;
     let dense_per_sec = dense.crash_states as f64 / dsecs;
     if as_json {
-        let v = json!({
-            "events": events,
-            "trace_hash": sim.metrics().trace_hash,
-            "events_per_sec": events_per_sec,
-            "events_per_sec_first_run": first_per_sec,
-            "crash_states": report.crash_states,
-            "crash_states_per_sec": crash_states_per_sec,
-            "crash_states_2000_points": dense.crash_states,
-            "crash_states_per_sec_2000_points": dense_per_sec,
-            "writer_curve": curve.iter().map(|&(w, e, r)| json!({"writers": w, "events": e, "events_per_sec": r})).collect::<Vec<_>>(),
-            "events_per_sec_2000_over_20": ratio,
-        });
+        let mut v = headline;
+        v["crash_states"] = json!(report.crash_states);
+        v["crash_states_per_sec"] = json!(crash_states_per_sec);
+        v["crash_states_2000_points"] = json!(dense.crash_states);
+        v["crash_states_per_sec_2000_points"] = json!(dense_per_sec);
+        v["writer_curve"] =
+            curve.iter().map(|&(w, e, r)| json!({"writers": w, "events": e, "events_per_sec": r})).collect();
+        v["events_per_sec_2000_over_20"] = json!(ratio);
         println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
     } else {
-        println!(
-            "200-writer fsync-heavy: {events} events in {secs:.2} s = {events_per_sec:.0} events/s \
-             (best of 3; the first run: {first_per_sec:.0})"
-        );
+        println!("{headline_text}");
         for (w, e, r) in &curve {
             println!("{w:>4}-writer fsync-heavy: {e} events = {r:.0} events/s");
         }

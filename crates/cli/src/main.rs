@@ -124,6 +124,10 @@ enum Cmd {
     Bench {
         #[arg(long)]
         json: bool,
+        /// Only the 200-writer run (best of 3): what the browser's bench runs, for a harness
+        /// that alternates the two.
+        #[arg(long)]
+        events_only: bool,
     },
     /// The real kernel as the oracle: run a scenario on this machine's XFS (root, loop devices, tracefs).
     #[command(
@@ -334,7 +338,7 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
         Cmd::Recover(_) => Ok(()),
         Cmd::ExportImage(a) => export_cmd::image(&a),
         Cmd::ExportLogwrites(a) => export_cmd::logwrites(&a),
-        Cmd::Bench { json } => bench::run(json),
+        Cmd::Bench { json, events_only } => bench::run(json, events_only),
         Cmd::Kernel(k) => kernel::dispatch(k),
     }
 }
