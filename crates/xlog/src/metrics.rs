@@ -40,6 +40,10 @@ pub struct Counters {
     /// ... of which single-iclog checkpoints: their commit iclog has FUA but no PREFLUSH.
     pub tail_moved_fua_only: u64,
     pub shadow_allocations: u64,
+    /// From `queue_work` on the CIL push work to a worker starting it (`workqueue_*`).
+    pub push_dispatch_ns: Histogram<u32>,
+    /// From a worker starting the push work to its return.
+    pub push_run_ns: Histogram<u32>,
     pub events: u64,
 }
 
@@ -73,6 +77,8 @@ impl Default for Counters {
             tail_moved_after_flush: 0,
             tail_moved_fua_only: 0,
             shadow_allocations: 0,
+            push_dispatch_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"),
+            push_run_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"),
             events: 0,
         }
     }
@@ -140,6 +146,14 @@ pub struct Metrics {
     /// Start records written before an older checkpoint's (concurrent pushes, unordered).
     pub start_records_unordered: u64,
     pub shadow_allocations: u64,
+    /// The CIL push work's dispatch delay (queued to started) and run time, as the kernel's
+    /// `workqueue_queue_work`/`_execute_start`/`_execute_end` give them.
+    pub cil_push_dispatch_ms_p50: f64,
+    pub cil_push_dispatch_ms_p99: f64,
+    pub cil_push_dispatch_ms_max: f64,
+    pub cil_push_run_ms_p50: f64,
+    pub cil_push_run_ms_p99: f64,
+    pub cil_push_run_ms_max: f64,
     pub reservation_overruns: u64,
     pub rsum_reads: u64,
     pub hung: bool,
@@ -194,6 +208,12 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("checkpoints_throttled", ""),
             ("cil_throttle_wakes_skipped", ""),
             ("shadow_allocations", ""),
+            ("cil_push_dispatch_ms_p50", "ms"),
+            ("cil_push_dispatch_ms_p99", "ms"),
+            ("cil_push_dispatch_ms_max", "ms"),
+            ("cil_push_run_ms_p50", "ms"),
+            ("cil_push_run_ms_p99", "ms"),
+            ("cil_push_run_ms_max", "ms"),
         ],
     ),
     (

@@ -595,3 +595,23 @@ fn seed_000_waits_fall_to_none_as_the_log_grows_and_each_fsync_syncs_its_append(
         }
     }
 }
+
+/// The CIL push work's dispatch delay is the time a queued push waits for a worker. Where the
+/// log sets the pace (one worker, a SATA SSD flushing every iclog), a background push is
+/// queued while the last one still runs, so it waits about a run; where the worker is idle
+/// when asked (fsync-heavy's small pushes), it starts at once.
+#[test]
+fn a_push_queued_while_the_worker_runs_waits_for_it_and_an_idle_worker_starts_at_once() {
+    let busy = run_set("cil-throttle-32mb", &[], 1);
+    assert!(busy.cil_push_run_ms_p50 > 1.0, "pushes wait on iclogs: {}", busy.cil_push_run_ms_p50);
+    assert!(
+        busy.cil_push_dispatch_ms_p50 > 0.2 * busy.cil_push_run_ms_p50,
+        "queued behind the running push: dispatch {} run {}",
+        busy.cil_push_dispatch_ms_p50,
+        busy.cil_push_run_ms_p50
+    );
+    assert!(busy.cil_push_dispatch_ms_max <= 1.01 * busy.cil_push_run_ms_max, "never longer than a run");
+    let idle = run_set("fsync-heavy", &[], 1);
+    assert_eq!(idle.cil_push_dispatch_ms_max, 0.0, "an idle worker takes the push at once");
+    assert!(idle.cil_push_run_ms_p50 > 0.0);
+}

@@ -270,8 +270,10 @@ fn print_side(title: &str, v: &Value) {
             println!("  {k:<28} {x}");
         }
     }
-    if let Some(p) = v.get("checkpoint_patterns") {
-        println!("  {:<28} {}", "checkpoint_patterns", p);
+    for k in ["checkpoint_patterns", "cil_push_work"] {
+        if let Some(p) = v.get(k) {
+            println!("  {k:<28} {p}");
+        }
     }
 }
 
@@ -308,6 +310,12 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
     let cil = sim.view().cil_space_used.max(0) as u64;
     out.insert("bytes_per_transaction".into(), json!(per(get("bytes_logged") + cil, get("transactions"))));
     out.insert("iclog_flags".into(), serde_json::to_value(&pats).map_err(|e| e.to_string())?);
+    // The kernel side's `cil_push_work`, from the model's metrics of the same names.
+    let mut push = Map::new();
+    for k in metrics.as_object().into_iter().flatten().map(|(k, _)| k).filter(|k| k.starts_with("cil_push_")) {
+        push.insert(k.clone(), metrics[k].clone());
+    }
+    out.insert("cil_push_work".into(), Value::Object(push));
     Ok(Value::Object(out))
 }
 
@@ -434,6 +442,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         XfsStats::parse(&r.stats()?)?.since(&before).log_blocks
     };
     let (mkfs, opts) = (r.mkfs_args.join(" "), r.mount_opts.clone());
+    let push_wq = format!("xfs-cil/{}", r.data_loop);
     let recovery = if a.shutdown { Some(r.crash_and_recover()?) } else { None };
     r.finish()?;
     if rig::STOP.load(std::sync::atomic::Ordering::SeqCst) {
@@ -484,11 +493,63 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         // Seed 003's `awk '{print $23}' | sort -n | uniq -c`: waits by log cycle (6.18 prints
         // the cycle as `curr_cycle`, field 31, where 5.x printed `grant_reserve_cycle`, 23).
         "cil_throttle_waits_by_cycle": cil_waits_by_cycle(&trace),
+        "cil_push_work": cil_push_work(&trace, &push_wq),
         "slowed_device": slow.map(|_| json!({ "flush_delay_us": a.device.flush_delay_us, "write_delay_us": a.device.write_delay_us })),
         "iclog_flags": pats,
         "trace_events_lost": lost,
         "shutdown_recovery": recovery,
     }))
+}
+
+/// The CIL push work of workqueue `wq` from its `workqueue_*` events: how long each queueing
+/// waited for a worker to start it (dispatch) and how long each run took, in ms, as the
+/// model's `cil_push_dispatch_ms_*` and `cil_push_run_ms_*`. Null without the events.
+fn cil_push_work(trace: &str, wq: &str) -> Value {
+    // `<task> [cpu] flags <ts>: <event>: work struct[= ]<ptr>...`
+    let parse = |l: &str, ev: &str| -> Option<(f64, String)> {
+        let (head, rest) = l.split_once(&format!(" {ev}: "))?;
+        let ts = head.trim_end().trim_end_matches(':').rsplit(' ').next()?.parse::<f64>().ok()?;
+        let ptr = rest.strip_prefix("work struct")?.trim_start_matches(['=', ' ']).split([' ', ':']).next()?;
+        Some((ts, ptr.to_string()))
+    };
+    let (mut work, mut queued, mut started) = (None::<String>, None::<f64>, None::<f64>);
+    let (mut dispatch, mut run) = (Vec::new(), Vec::new());
+    for l in trace.lines() {
+        if let Some((t, p)) = parse(l, "workqueue_queue_work") {
+            if l.contains(&format!("workqueue={wq} ")) {
+                work = Some(p);
+                queued = queued.or(Some(t));
+            }
+        } else if let Some((t, p)) = parse(l, "workqueue_execute_start") {
+            if work.as_deref() == Some(p.as_str()) {
+                if let Some(q) = queued.take() {
+                    dispatch.push((t - q) * 1e3);
+                }
+                started = Some(t);
+            }
+        } else if let Some((t, p)) = parse(l, "workqueue_execute_end") {
+            if let (true, Some(s)) = (work.as_deref() == Some(p.as_str()), started.take()) {
+                run.push((t - s) * 1e3);
+            }
+        }
+    }
+    if dispatch.is_empty() {
+        return Value::Null;
+    }
+    let q = |v: &mut Vec<f64>, p: f64| {
+        v.sort_by(f64::total_cmp);
+        let x = v.get(((v.len() as f64 * p) as usize).min(v.len().saturating_sub(1))).copied().unwrap_or(0.0);
+        (x * 1e3).round() / 1e3 // trace timestamps are to the microsecond
+    };
+    json!({
+        "pushes": dispatch.len(),
+        "cil_push_dispatch_ms_p50": q(&mut dispatch, 0.5),
+        "cil_push_dispatch_ms_p99": q(&mut dispatch, 0.99),
+        "cil_push_dispatch_ms_max": q(&mut dispatch, 1.0),
+        "cil_push_run_ms_p50": q(&mut run, 0.5),
+        "cil_push_run_ms_p99": q(&mut run, 0.99),
+        "cil_push_run_ms_max": q(&mut run, 1.0),
+    })
 }
 
 /// `xfs_log_cil_wait` events by the log cycle they happened in: cycle -> waits.
@@ -584,4 +645,33 @@ fn checks(m: &Value, k: &Value) -> Map<String, Value> {
         ),
     );
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Real trace-cmd text (6.18): a push queued on this mount's workqueue, started 4 us later
+    /// and ended 13 us after that; one queued while it was pending adds nothing; another
+    /// mount's push work is not counted.
+    #[test]
+    fn push_work_dispatch_and_run_come_from_this_mounts_workqueue_events() {
+        let trace = "\
+          loglab-30650   [001] d..2. 52947.374684: workqueue_queue_work: work struct=000000005b011256 function=xlog_cil_push_work workqueue=xfs-cil/loop1 req_cpu=256 cpu=-1
+    kworker/u8:3-27659   [001] ..... 52947.374688: workqueue_execute_start: work struct 000000005b011256: function xlog_cil_push_work
+    kworker/u8:3-27659   [001] ..... 52947.374701: workqueue_execute_end: work struct 000000005b011256: function xlog_cil_push_work
+          loglab-30674   [000] d..2. 52947.621503: workqueue_queue_work: work struct=000000005b011256 function=xlog_cil_push_work workqueue=xfs-cil/loop1 req_cpu=256 cpu=-1
+          fsstress-4242  [000] d..2. 52947.621600: workqueue_queue_work: work struct=00000000deadbeef function=xlog_cil_push_work workqueue=xfs-cil/loop7 req_cpu=256 cpu=-1
+    kworker/u8:1-27000   [001] ..... 52947.622000: workqueue_execute_start: work struct 00000000deadbeef: function xlog_cil_push_work
+    kworker/u8:3-27659   [000] ..... 52947.661503: workqueue_execute_start: work struct 000000005b011256: function xlog_cil_push_work
+    kworker/u8:3-27659   [000] ..... 52947.665503: workqueue_execute_end: work struct 000000005b011256: function xlog_cil_push_work
+";
+        let v = cil_push_work(trace, "xfs-cil/loop1");
+        assert_eq!(v["pushes"], 2);
+        assert_eq!(v["cil_push_dispatch_ms_p50"], 40.0);
+        assert_eq!(v["cil_push_dispatch_ms_max"], 40.0);
+        assert_eq!(v["cil_push_run_ms_p50"], 4.0);
+        assert_eq!(v["cil_push_run_ms_max"], 4.0);
+        assert!(cil_push_work(trace, "xfs-cil/loop3").is_null());
+    }
 }

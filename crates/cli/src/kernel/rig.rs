@@ -15,6 +15,14 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 
 /// The tracepoints a run records (`xfs:` events carry the data device, `block:` the log's).
 pub const XFS_EVENTS: [&str; 4] = ["xlog_iclog_sync", "xfs_log_cil_wait", "xfs_log_grant_sleep", "xfs_log_force"];
+pub const PUSH_WORK_EVENTS: [&str; 3] = ["workqueue_queue_work", "workqueue_execute_start", "workqueue_execute_end"];
+
+/// A kernel function's address from `/proc/kallsyms` (None when absent or hidden as 0).
+fn kallsyms_addr(name: &str) -> Option<u64> {
+    let syms = fs::read_to_string("/proc/kallsyms").ok()?;
+    let line = syms.lines().find(|l| l.split_whitespace().nth(2) == Some(name))?;
+    u64::from_str_radix(line.split_whitespace().next()?, 16).ok().filter(|&a| a != 0)
+}
 
 /// What the machine lacks for a kernel run, in one line; `None` if it has everything.
 pub fn missing() -> Option<String> {
@@ -212,6 +220,13 @@ impl Rig {
             XFS_EVENTS.iter().map(|e| (format!("xfs/{e}"), format!("dev == {data_dev}"))).collect();
         for e in ["block_rq_issue", "block_rq_complete"] {
             events.push((format!("block/{e}"), format!("dev == {log_dev}")));
+        }
+        // The CIL push work's queueing, start and end (every mount's: the parser keeps this
+        // one's by its workqueue). Without a readable kallsyms there is no address to match.
+        if let Some(addr) = kallsyms_addr("xlog_cil_push_work") {
+            for e in PUSH_WORK_EVENTS {
+                events.push((format!("workqueue/{e}"), format!("function == 0x{addr:x}")));
+            }
         }
         let name = format!("loglab-{}", std::process::id());
         self.instance = Some(tracefs::Instance::start(&name, 65536, &events)?);

@@ -105,8 +105,9 @@ pub struct Sim {
     data_dev: usize,
     writers: Vec<writer::Writer>,
     pushers: Vec<push::Pusher>,
-    /// A push was requested and no worker has taken it yet (`queue_work`).
+    /// A push was requested and no worker has taken it yet (`queue_work`), since when.
     push_queued: bool,
+    push_queued_ns: Ns,
     items: Vec<Item>,
     /// The first item a create allocated (`alloc_item`), the most the run creates, and
     /// how many creates reused one.
@@ -202,6 +203,7 @@ impl Sim {
             writers,
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
             push_queued: false,
+            push_queued_ns: 0,
             first_created: nitems,
             inode_cap,
             inodes_reused: 0,

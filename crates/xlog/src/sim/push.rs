@@ -107,6 +107,8 @@ pub(crate) struct Pusher {
     pub preflush_tail: Lsn,
     pub iclogs_used: u32,
     pub commit_stable: bool,
+    /// When this worker began its current run of the push work (`workqueue_execute_start`).
+    pub run_start_ns: Ns,
 }
 
 impl Sim {
@@ -522,11 +524,11 @@ impl Sim {
     }
 
     fn push_idle(&mut self, k: u32) {
-        self.pushers[k as usize].state = PushState::Idle;
+        let p = &mut self.pushers[k as usize];
+        p.state = PushState::Idle;
+        self.counters.push_run_ns.saturating_record(self.now - p.run_start_ns);
         if self.push_queued {
-            self.push_queued = false;
-            self.pushers[k as usize].state = PushState::Starting;
-            self.wake(Self::task(k));
+            self.push_dispatched(k as usize);
         }
     }
 }

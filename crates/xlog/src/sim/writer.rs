@@ -350,12 +350,26 @@ impl Sim {
 
     /// Wakes the push worker: `queue_work` on the CIL push work.
     pub(super) fn queue_push(&mut self) {
-        self.push_queued = true;
-        if let Some(k) = self.pushers.iter().position(|p| p.state == super::PushState::Idle) {
-            self.push_queued = false;
-            self.pushers[k].state = super::PushState::Starting;
-            self.wake(pusher_task(k as u32));
+        if !self.push_queued {
+            // Queueing pending work again is a no-op (`WORK_STRUCT_PENDING`): the first
+            // request's time is when the work was queued.
+            self.push_queued = true;
+            self.push_queued_ns = self.now;
         }
+        if let Some(k) = self.pushers.iter().position(|p| p.state == super::PushState::Idle) {
+            self.push_dispatched(k);
+        }
+    }
+
+    /// A worker takes the queued push: how long it waited is the push's dispatch delay.
+    /// Model: a worker starts at once when free (it needs no CPU: `think_on_cpu`).
+    pub(super) fn push_dispatched(&mut self, k: usize) {
+        self.push_queued = false;
+        self.counters.push_dispatch_ns.saturating_record(self.now - self.push_queued_ns);
+        let p = &mut self.pushers[k];
+        p.state = super::PushState::Starting;
+        p.run_start_ns = self.now;
+        self.wake(pusher_task(k as u32));
     }
 
     /// `xlog_cil_force_seq` for the writer's sequence, then `xlog_force_lsn`.
