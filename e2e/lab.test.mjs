@@ -130,6 +130,12 @@ test('the CIL, log space and device panels show the throttle at work', async () 
   const cil = page.locator('[data-testid="cil"]');
   assert.match(await cil.textContent(), /struct xfs_cil/);
   assert.ok(Number(await page.textContent('[data-key="throttle-depth"]')) > 0, 'writers wait on xc_push_wait at 150 ms');
+  // Why they wait: the next push is queued behind the one still running (seed 003's delayed
+  // push), and the longest waits so far are shown.
+  assert.match(await page.textContent('[data-key="push-queued"]'), /^waiting \d+\.\d ms$/);
+  assert.match(await cil.textContent(), /push worker 0.*running \d+\.\d ms/);
+  const [dispatch, run] = (await page.textContent('[data-key="push-longest"]')).match(/[\d.]+/g).map(Number);
+  assert.ok(dispatch > 10 && run >= dispatch, `a push waited for the running one: ${dispatch} ms, ${run} ms`);
   assert.match(await page.textContent('[data-testid="devices"]'), /PREFLUSH\|FUA/);
   assert.match(await page.textContent('[data-testid="ail"]'), /struct xfs_ail/);
   assert.match(await page.textContent('[data-key="ail-tail"]'), /^\d+:\d+$/, 'the AIL holds the tail');
@@ -137,6 +143,7 @@ test('the CIL, log space and device panels show the throttle at work', async () 
   // Upstream fsyncs: forced iclogs carry FLUSH|FUA and name the checkpoints they commit.
   await page.goto(server.url + '?preset=fsync-heavy&at=3ms');
   await page.waitForSelector('#lab[data-ready="true"]');
+  assert.equal(await page.locator('[data-key="push-queued"]').count(), 0, 'four idle workers take every push at once');
   const marks = await page.locator('[data-testid="iclog-marks"]').evaluateAll((els) => els.map((e) => e.dataset.marks));
   assert.ok(marks.some((m) => /^FLUSH FUA commits \d+(–\d+)?$/.test(m)), marks.join(' / '));
   assert.match(await page.locator('[data-testid="logbar"]').locator('..').textContent(), /reserve grant head: cycle 1/);

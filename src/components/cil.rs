@@ -12,12 +12,19 @@ pub struct CilProps {
     pub cil: Rc<CilView>,
 }
 
+fn ms(ns: u64) -> String {
+    format!("{:.1} ms", ns as f64 / 1e6)
+}
+
 #[function_component(CilPanel)]
 pub fn cil_panel(p: &CilProps) -> Html {
     let c = &p.cil;
     let (used, push, block) = cil_bar(c.space_used, c.space_limit, c.blocking_limit);
     let kib = |b: i64| b / 1024;
     let over = c.space_used >= c.blocking_limit as i64;
+    // The waits and runs under way count: a student sees the queued push's wait grow here.
+    let dispatch_longest = c.push_dispatch_max_ns.max(c.push_queued_ns.unwrap_or(0));
+    let run_longest = c.pusher_running_ns.iter().copied().fold(c.push_run_max_ns, u64::max);
     html! {
         <div class="panel" data-testid="cil" style="margin-top:14px">
             <h2>{ format!("CIL — context {}", c.sequence) }</h2>
@@ -43,9 +50,17 @@ pub fn cil_panel(p: &CilProps) -> Html {
                         <td>{ if x.commit_lsn.0 != 0 { format!("start {} commit {}", x.start_lsn, x.commit_lsn) }
                               else if x.start_lsn.0 != 0 { format!("start {}, writing", x.start_lsn) } else { "building".into() } }</td></tr>
                 }) }
-                { for c.pushers.iter().enumerate().map(|(k, s)| html! {
-                    <tr><td>{ format!("push worker {k}") }</td><td>{ s.describe() }</td></tr>
+                { for c.pushers.iter().zip(&c.pusher_running_ns).enumerate().map(|(k, (s, &ran))| html! {
+                    <tr><td>{ format!("push worker {k}") }</td>
+                        <td>{ if ran > 0 { format!("{}, running {}", s.describe(), ms(ran)) } else { s.describe() } }</td></tr>
                 }) }
+                if let Some(waited) = c.push_queued_ns {
+                    <tr class="alert"><td>{ "push queued (queue_work), no worker free" }</td>
+                        <td data-key="push-queued">{ format!("waiting {}", ms(waited)) }</td></tr>
+                }
+                <tr title="From queue_work to a worker starting the push (the kernel's workqueue_queue_work to workqueue_execute_start), and the push work's longest run so far, those under way included. A push that waits long enough for the writers to fill the CIL to its throttle limit is seed 003's stutter.">
+                    <td>{ "longest so far: push dispatch wait, push run" }</td>
+                    <td data-key="push-longest">{ format!("{}, {}", ms(dispatch_longest), ms(run_longest)) }</td></tr>
             </table>
         </div>
     }

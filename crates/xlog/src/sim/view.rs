@@ -183,6 +183,13 @@ pub struct CilView {
     pub push_seq: u64,
     pub committing: Vec<CommittingPanel>,
     pub pushers: Vec<PushState>,
+    /// How long each push worker has been in its current run of the push work (0: idle).
+    pub pusher_running_ns: Vec<Ns>,
+    /// A push queued (`queue_work`) that no worker has taken yet: how long it has waited.
+    pub push_queued_ns: Option<Ns>,
+    /// The longest dispatch delay and push run so far (`cil_push_dispatch_ms_max`, `_run_`).
+    pub push_dispatch_max_ns: Ns,
+    pub push_run_max_ns: Ns,
 }
 
 /// A block device: its volatile cache against stable media, and what is in flight.
@@ -317,6 +324,14 @@ impl Sim {
                 })
                 .collect(),
             pushers: self.pushers.iter().map(|p| p.state).collect(),
+            pusher_running_ns: self
+                .pushers
+                .iter()
+                .map(|p| if p.state == PushState::Idle { 0 } else { self.now - p.run_start_ns })
+                .collect(),
+            push_queued_ns: self.push_queued.then(|| self.now - self.push_queued_ns),
+            push_dispatch_max_ns: self.counters.push_dispatch_ns.max(),
+            push_run_max_ns: self.counters.push_run_ns.max(),
         }
     }
 
