@@ -55,6 +55,32 @@ pub struct DeviceProfile {
     /// Full-stripe size of a parity array; smaller writes pay a read-modify-write.
     pub stripe_bytes: u64,
     pub capacity_sectors: u64,
+    /// A measured write latency distribution, as (cumulative probability per million,
+    /// latency) points, drawn per write-through write; empty for devices modelled from parts.
+    pub write_latency: &'static [(u32, Ns)],
+    /// Stalls of the whole device (a shared host's, an SSD's garbage collection): nothing
+    /// completes during one. None for devices without.
+    pub stalls: Option<Stalls>,
+}
+
+/// Device stalls: the gap between two is uniform in `[0, 2 * mean_gap_ns]`, a stall's
+/// length drawn from a measured distribution (integer draws: the same in wasm as natively).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Stalls {
+    pub mean_gap_ns: Ns,
+    pub lengths: &'static [(u32, Ns)],
+}
+
+/// A draw from a measured distribution given as (cumulative probability per million, value)
+/// points: its inverse distribution function, linear between the points.
+fn draw(points: &[(u32, Ns)], rng: &mut Pcg64Mcg) -> Ns {
+    if points.len() < 2 {
+        return 0;
+    }
+    let u = (rng.next_u64() % 1_000_000) as u32;
+    let i = points.partition_point(|&(p, _)| p <= u).clamp(1, points.len() - 1);
+    let ((p0, l0), (p1, l1)) = (points[i - 1], points[i]);
+    l0 + l1.saturating_sub(l0) * u64::from(u.saturating_sub(p0)) / u64::from((p1 - p0).max(1))
 }
 
 /// `REQ_PREFLUSH` and `REQ_FUA` on a write.
@@ -191,6 +217,10 @@ pub struct Device {
     /// The device's own seeded draws (rotational position, flash page type): service times
     /// vary as the physics makes them vary, and the same seed gives the same run.
     rng: Pcg64Mcg,
+    /// Stall windows drawn so far that have not ended before the last request started, and
+    /// where the next one is drawn from.
+    stall_windows: VecDeque<(Ns, Ns)>,
+    stalls_drawn_to: Ns,
 }
 
 /// Flushes run one at a time: the latest flush (running or next) and when the writes that
@@ -230,6 +260,8 @@ impl Device {
         let qd = profile.queue_depth.max(1) as usize;
         Device {
             rng: Pcg64Mcg::seed_from_u64(seed),
+            stall_windows: VecDeque::new(),
+            stalls_drawn_to: 0,
             profile,
             bug,
             stable: SectorMap::new(),
@@ -399,7 +431,7 @@ impl Device {
         let start = self.start_at(not_before);
         let Reverse((_, slot)) = self.channels.pop().expect("queue_depth >= 1");
         self.last_start_ns = start;
-        let done = start + cost.max(1);
+        let done = self.after_stalls(start, start + cost.max(1));
         self.channels.push(Reverse((done, slot)));
         let id = self.next_id;
         self.next_id += 1;
@@ -572,6 +604,39 @@ impl Device {
         seek + self.rotational_wait(self.profile.half_rotation_ns)
     }
 
+    /// When a request that runs from `start` and would be done at `done` is done: the device
+    /// makes no progress during a stall, so every stall it overlaps adds the overlap.
+    fn after_stalls(&mut self, start: Ns, mut done: Ns) -> Ns {
+        let Some(st) = self.profile.stalls else { return done };
+        while self.stall_windows.front().is_some_and(|&(_, end)| end <= start) {
+            self.stall_windows.pop_front();
+        }
+        let mut i = 0;
+        loop {
+            if i == self.stall_windows.len() {
+                if self.stalls_drawn_to > done {
+                    return done;
+                }
+                let begin = self.stalls_drawn_to + self.rng.next_u64() % (2 * st.mean_gap_ns + 1);
+                let end = begin + draw(st.lengths, &mut self.rng).max(1);
+                self.stall_windows.push_back((begin, end));
+                self.stalls_drawn_to = end;
+            }
+            let (begin, end) = self.stall_windows[i];
+            if begin >= done {
+                return done;
+            }
+            if end > start {
+                done += end - begin.max(start);
+            }
+            i += 1;
+        }
+    }
+
+    fn measured_latency(&mut self) -> Ns {
+        draw(self.profile.write_latency, &mut self.rng)
+    }
+
     /// A write-through program on flash: which page of its wordline it lands on sets the time.
     fn program_ns(&mut self) -> Ns {
         if self.profile.program_ns == 0 {
@@ -582,7 +647,7 @@ impl Device {
     }
 
     fn media_write_ns(&mut self, sector: u64, bytes: u64) -> Ns {
-        let program = self.program_ns();
+        let program = self.program_ns() + self.measured_latency();
         let seek = if self.profile.seek_ns > 0 { self.seek_ns(sector) } else { 0 };
         let p = &self.profile;
         let mut ns = transfer_ns(bytes, p.media_bytes_per_sec) + program + seek;
@@ -703,7 +768,7 @@ mod tests {
     use super::*;
     use crate::profile::profile;
     use crate::scenario::DeviceClass;
-    use crate::units::NS_PER_US;
+    use crate::units::{NS_PER_MS, NS_PER_US};
 
     fn dev(class: DeviceClass) -> Device {
         Device::new(profile(class), DeviceBug::None, 1)
@@ -888,6 +953,30 @@ mod tests {
         }
         let (_, done) = d.submit_flush(at, 0);
         done - at
+    }
+
+    /// A stall holds every request it overlaps for the overlap: requests in flight together
+    /// complete late together, as the CI machine's iclog writes do (its `vm-disk` profile);
+    /// between stalls a write takes its measured latency, under 2 ms.
+    #[test]
+    fn a_stall_delays_every_request_it_overlaps_and_writes_between_take_their_measured_time() {
+        let mut d = dev(DeviceClass::VmDisk);
+        let (mut t, mut any_late, mut both_late, mut fast) = (0, 0, 0, 0);
+        for _ in 0..4000 {
+            let (_, a) = d.submit_write(t, 0, block(1), ReqFlags::default(), 0);
+            let (_, b) = d.submit_write(t, 8, block(2), ReqFlags::default(), 0);
+            let (la, lb) = (a - t, b - t);
+            // Under 2 ms is a write's own latency; a stall makes it later.
+            any_late += (la.max(lb) > 2 * NS_PER_MS) as u32;
+            both_late += (la.min(lb) > 2 * NS_PER_MS) as u32;
+            fast += (la <= 2 * NS_PER_MS) as u32;
+            t = a.max(b) + 5 * NS_PER_MS;
+        }
+        assert!(fast > 3000, "most writes are fast: {fast}");
+        assert!(any_late > 50 && any_late < 1000, "a stall every ~0.16 s over ~28 s: {any_late}");
+        // Independent per-request tails would make both late about never.
+        assert!(both_late * 5 >= any_late * 4, "a stall holds both requests in flight: {both_late} of {any_late}");
+        assert!(!d.profile.volatile_cache, "the loop device advertises no write cache");
     }
 
     #[test]

@@ -41,7 +41,7 @@ macro_rules! switch {
 switch!(
     /// Device classes of SPEC.md §2.
     DeviceClass { Hdd = "hdd", HddX4 = "hdd-x4", Nvme = "nvme", NvmeX4 = "nvme-x4", SataSsd = "sata-ssd",
-    EnterpriseSsd = "enterprise-ssd", IscsiCloud = "iscsi-cloud", Raid6Old = "raid6-old" }
+    EnterpriseSsd = "enterprise-ssd", IscsiCloud = "iscsi-cloud", Raid6Old = "raid6-old", VmDisk = "vm-disk" }
 );
 switch!(
     /// Which iclogs carry PREFLUSH/FUA (SPEC.md §4).

@@ -238,7 +238,9 @@ fn value_for(key: &str, pick: usize) -> String {
         "workload" => {
             &["sync-append", "fsmark-create", "fsync-heavy", "dir-remove", "rt-alloc", "create-remove", "nope"]
         }
-        "device" => &["hdd", "hdd-x4", "nvme", "nvme-x4", "sata-ssd", "enterprise-ssd", "iscsi-cloud", "raid6-old"],
+        "device" => {
+            &["hdd", "hdd-x4", "nvme", "nvme-x4", "sata-ssd", "enterprise-ssd", "iscsi-cloud", "raid6-old", "vm-disk"]
+        }
         "external_log" | "fsync" => &["0", "1", "maybe"],
         "fs_size" => &["1MiB", "64MiB", "16MiB", "4TiB", "2PiB"],
         "log_size" => &["0", "2MiB", "3MiB", "64MiB", "2GiB", "1000"],
