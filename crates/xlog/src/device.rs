@@ -647,10 +647,10 @@ impl Device {
     }
 
     fn media_write_ns(&mut self, sector: u64, bytes: u64) -> Ns {
-        let program = self.program_ns() + self.measured_latency();
+        let (program, measured) = (self.program_ns(), self.measured_latency());
         let seek = if self.profile.seek_ns > 0 { self.seek_ns(sector) } else { 0 };
         let p = &self.profile;
-        let mut ns = transfer_ns(bytes, p.media_bytes_per_sec) + program + seek;
+        let mut ns = transfer_ns(bytes, p.media_bytes_per_sec) + program + measured + seek;
         if p.stripe_bytes > 0 && !bytes.is_multiple_of(p.stripe_bytes) {
             // Partial-stripe write: read old data and parity, then write both (one more rotation).
             ns += 2 * p.half_rotation_ns + transfer_ns(bytes, p.media_bytes_per_sec);

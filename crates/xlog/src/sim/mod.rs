@@ -105,9 +105,8 @@ pub struct Sim {
     data_dev: usize,
     writers: Vec<writer::Writer>,
     pushers: Vec<push::Pusher>,
-    /// A push was requested and no worker has taken it yet (`queue_work`), since when.
-    push_queued: bool,
-    push_queued_ns: Ns,
+    /// A push was requested and no worker has taken it yet (`queue_work`): since when.
+    push_queued: Option<Ns>,
     items: Vec<Item>,
     /// The first item a create allocated (`alloc_item`), the most the run creates, and
     /// how many creates reused one.
@@ -202,8 +201,7 @@ impl Sim {
             data_dev,
             writers,
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
-            push_queued: false,
-            push_queued_ns: 0,
+            push_queued: None,
             first_created: nitems,
             inode_cap,
             inodes_reused: 0,

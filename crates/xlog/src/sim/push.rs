@@ -527,7 +527,7 @@ impl Sim {
         let p = &mut self.pushers[k as usize];
         p.state = PushState::Idle;
         self.counters.push_run_ns.saturating_record(self.now - p.run_start_ns);
-        if self.push_queued {
+        if self.push_queued.is_some() {
             self.push_dispatched(k as usize);
         }
     }

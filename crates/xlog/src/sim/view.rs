@@ -329,7 +329,7 @@ impl Sim {
                 .iter()
                 .map(|p| if p.state == PushState::Idle { 0 } else { self.now - p.run_start_ns })
                 .collect(),
-            push_queued_ns: self.push_queued.then(|| self.now - self.push_queued_ns),
+            push_queued_ns: self.push_queued.map(|at| self.now - at),
             push_dispatch_max_ns: self.counters.push_dispatch_ns.max(),
             push_run_max_ns: self.counters.push_run_ns.max(),
         }

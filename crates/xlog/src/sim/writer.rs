@@ -350,12 +350,9 @@ impl Sim {
 
     /// Wakes the push worker: `queue_work` on the CIL push work.
     pub(super) fn queue_push(&mut self) {
-        if !self.push_queued {
-            // Queueing pending work again is a no-op (`WORK_STRUCT_PENDING`): the first
-            // request's time is when the work was queued.
-            self.push_queued = true;
-            self.push_queued_ns = self.now;
-        }
+        // Queueing pending work again is a no-op (`WORK_STRUCT_PENDING`): the first request's
+        // time is when the work was queued.
+        self.push_queued.get_or_insert(self.now);
         if let Some(k) = self.pushers.iter().position(|p| p.state == super::PushState::Idle) {
             self.push_dispatched(k);
         }
@@ -364,8 +361,8 @@ impl Sim {
     /// A worker takes the queued push: how long it waited is the push's dispatch delay.
     /// Model: a worker starts at once when free (it needs no CPU: `think_on_cpu`).
     pub(super) fn push_dispatched(&mut self, k: usize) {
-        self.push_queued = false;
-        self.counters.push_dispatch_ns.saturating_record(self.now - self.push_queued_ns);
+        let queued = self.push_queued.take().unwrap_or(self.now);
+        self.counters.push_dispatch_ns.saturating_record(self.now - queued);
         let p = &mut self.pushers[k];
         p.state = super::PushState::Starting;
         p.run_start_ns = self.now;
