@@ -93,6 +93,27 @@ pub fn xlog_grant_push_threshold(
     Some(target.min(last_sync))
 }
 
+/// `xfs_ail_calc_push_target` (6.11+) for background pushing: when the AIL spans more than
+/// three quarters of the physical log (its newest LSN less its oldest), the target is the
+/// oldest LSN plus a quarter of the log, at most the newest; else `None` (keep the old one).
+pub fn xfs_ail_calc_push_target(geo: &Geometry, min: Lsn, max: Lsn) -> Option<Lsn> {
+    let used = if max.cycle() == min.cycle() {
+        (max.block() - min.block()) as u64 * BBSIZE as u64
+    } else {
+        geo.log_bytes as u64 - (min.block() - max.block()) as u64 * BBSIZE as u64
+    };
+    if geo.log_bytes as u64 - used >= (geo.log_bytes >> 2) as u64 {
+        return None;
+    }
+    let mut cycle = min.cycle();
+    let mut block = min.block() + (geo.log_bb >> 2);
+    if block >= geo.log_bb {
+        block -= geo.log_bb;
+        cycle = next_cycle(cycle);
+    }
+    Some(Lsn::new(cycle, block).min(max))
+}
+
 /// `XLOG_TIC_PERM_RESERV`
 pub const XLOG_TIC_PERM_RESERV: u32 = 0x1;
 
@@ -175,5 +196,20 @@ mod tests {
         let t = xlog_grant_push_threshold(&g, full, Lsn::new(1, 0), Lsn::new(1, 100), 0);
         assert_eq!(t, Some(Lsn::new(1, 100)));
         assert_eq!(xlog_grant_push_threshold(&g, GrantHead::START, Lsn::new(1, 0), Lsn::new(1, 0), 0), None);
+    }
+
+    #[test]
+    fn ail_target_pushes_a_quarter_past_the_tail_once_the_ail_spans_three_quarters() {
+        let g = geo(32, 0);
+        let q = g.log_bb / 4;
+        // Spanning exactly three quarters leaves a quarter free: no background push.
+        assert_eq!(xfs_ail_calc_push_target(&g, Lsn::new(1, 10), Lsn::new(1, 10 + 3 * q)), None);
+        let t = xfs_ail_calc_push_target(&g, Lsn::new(1, 10), Lsn::new(1, 11 + 3 * q));
+        assert_eq!(t, Some(Lsn::new(1, 10 + q)));
+        // Across the wrap: the span counts both ends, and the target wraps into the next cycle.
+        let min = Lsn::new(4, g.log_bb - 100);
+        let t = xfs_ail_calc_push_target(&g, min, Lsn::new(5, 3 * q));
+        assert_eq!(t, Some(Lsn::new(5, q - 100)));
+        assert_eq!(xfs_ail_calc_push_target(&g, min, Lsn::new(5, 3 * q - 200)), None);
     }
 }

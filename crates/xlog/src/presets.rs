@@ -1,7 +1,7 @@
 //! Named scenarios: the presets `loglab presets` lists, the lab opens, and the bug zoo.
 
 use crate::scenario::{
-    CommitOrdering, CrashModel, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, Scenario, Size,
+    AilPush, CommitOrdering, CrashModel, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, Scenario, Size,
     StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, Xfsaild,
 };
 use crate::units::{NS_PER_MS, NS_PER_SEC, NS_PER_US};
@@ -55,8 +55,10 @@ fn small_base() -> Scenario {
         tx_logres: 20_000,
         tx_logcount: 2,
         duration: Duration(NS_PER_SEC),
-        // The crash tests and the bug zoo were built on the earlier xfsaild pacing.
+        // The crash tests and the bug zoo were built on the earlier xfsaild pacing, and on
+        // reservations pushing the AIL (the kernels of their bugs predate 6.11).
         xfsaild: Xfsaild::Backoff,
+        ail_push: AilPush::Grant,
         ..Scenario::default()
     }
 }
@@ -77,6 +79,7 @@ fn busy_base() -> Scenario {
         // Small transactions on a small log: the bug zoo's exposures were built on them.
         directory: Directory::Chunk,
         xfsaild: Xfsaild::Backoff,
+        ail_push: AilPush::Grant,
         ..Scenario::default()
     }
 }
@@ -99,9 +102,10 @@ fn fsmark(iclog: u64) -> Scenario {
 }
 
 /// The kernel of the seed 003 thread (5.7/5.8): flushes on every iclog, one push at a time,
-/// commit records unordered, the 5.7 throttle; fsmark on a SATA SSD.
+/// commit records unordered, the 5.7 throttle, reservations push the AIL; fsmark on a SATA SSD.
 fn seed003() -> Scenario {
     Scenario {
+        ail_push: AilPush::Grant,
         flush: FlushPolicy::Legacy,
         cil_pushers: 1,
         throttle: Throttle::V57,
@@ -165,6 +169,8 @@ pub static PRESETS: &[Preset] = &[
             // reservation stays out for a random read (a seek on disks, a page read on flash).
             tx_reads: 1,
             duration: Duration(5 * NS_PER_SEC),
+            // Seed 000's kernel (2022) predates 6.11: reservations push the AIL.
+            ail_push: AilPush::Grant,
             ..Scenario::default()
         },
         fix: &[],
@@ -245,6 +251,8 @@ pub static PRESETS: &[Preset] = &[
             fsync: false,
             think: Duration(50 * NS_PER_US),
             duration: Duration(NS_PER_SEC),
+            // Seed 004's kernel (2018) predates 6.11: reservations push the AIL.
+            ail_push: AilPush::Grant,
             ..Scenario::default()
         },
         fix: &[],
@@ -309,6 +317,7 @@ pub static PRESETS: &[Preset] = &[
             crash_model: CrashModel::Prefix,
             directory: Directory::Chunk,
             xfsaild: Xfsaild::Backoff,
+            ail_push: AilPush::Grant,
             ..Scenario::default()
         },
         fix: &[("throttle", "fixed")],
@@ -407,6 +416,7 @@ pub static PRESETS: &[Preset] = &[
             // Two seconds: every seed overtakes a start record that a crash then exposes.
             duration: Duration(2 * NS_PER_SEC),
             xfsaild: Xfsaild::Backoff,
+            ail_push: AilPush::Grant,
             device: DeviceClass::SataSsd,
             writers: 64,
             ..fsmark(32 << 10)

@@ -69,6 +69,14 @@ switch!(
     Xfsaild { Upstream = "upstream", Backoff = "backoff" }
 );
 switch!(
+    /// What sets xfsaild's push target: `upstream` (6.11+, `xfs_ail_calc_push_target`: keep
+    /// 25% of the physical log free, measured as the AIL's span, polled every 50 ms; a
+    /// reservation that has to sleep pushes the whole AIL); `grant` (before 6.11,
+    /// `xlog_grant_push_ail`: every reservation pushes when the reserve grant head leaves
+    /// less than 25% free).
+    AilPush { Upstream = "upstream", Grant = "grant" }
+);
+switch!(
     /// Which disk states a crash may leave (SPEC.md §2): `subset` keeps any subset of the
     /// completed-but-unflushed writes; `prefix` keeps them only as a completion-order prefix,
     /// as dm-log-writes replay (fstests generic/482) sees a crash.
@@ -177,6 +185,8 @@ pub struct Scenario {
     pub directory: Directory,
     /// How xfsaild paces its passes.
     pub xfsaild: Xfsaild,
+    /// What sets xfsaild's push target.
+    pub ail_push: AilPush,
 }
 
 impl Default for Scenario {
@@ -218,6 +228,7 @@ impl Default for Scenario {
             cpus: 0,
             directory: Directory::Blocks,
             xfsaild: Xfsaild::Upstream,
+            ail_push: AilPush::Upstream,
         }
     }
 }
@@ -345,6 +356,7 @@ settings!(
     think,
     directory,
     xfsaild,
+    ail_push,
     cpus,
     append_size,
     agcount,

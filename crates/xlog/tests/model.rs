@@ -360,7 +360,9 @@ fn run_set(preset: &str, sets: &[(&str, &str)], secs: u64) -> Metrics {
 #[test]
 fn legacy_flushes_cap_the_logs_iops_at_32k_iclogs_and_not_at_256k() {
     let run = |iclog: &str, flush: &str| {
-        run_set("fsmark-create", &[("device", "nvme"), ("iclog_size", iclog), ("flush", flush)], 2)
+        // The thread's kernel (5.x) pushed the AIL from reservations.
+        let sets = [("device", "nvme"), ("iclog_size", iclog), ("flush", flush), ("ail_push", "grant")];
+        run_set("fsmark-create", &sets, 2)
     };
     let (legacy, upstream) = (run("32KiB", "legacy"), run("32KiB", "upstream"));
     eprintln!("32 KiB: {:.0} -> {:.0} tx/s", legacy.tx_per_sec, upstream.tx_per_sec);
@@ -616,4 +618,41 @@ fn a_push_queued_while_the_worker_runs_waits_for_it_and_an_idle_worker_starts_at
     let idle = run_set("fsync-heavy", &[], 1);
     assert_eq!(idle.cil_push_dispatch_ms_max, 0.0, "an idle worker takes the push at once");
     assert!(idle.cil_push_run_ms_p50 > 0.0);
+}
+
+/// 6.11 ("AIL doesn't need manual pushing", "background AIL push should target physical
+/// space"): xfsaild pushes on its own only once the AIL spans three quarters of the log, so
+/// here, where 16 reservations of 438 KiB and the CIL fill the rest first, writeback starts only
+/// when a reservation finds the log full, sleeps and pushes everything. Before 6.11 each
+/// reservation pushed as soon as the reserve grant head left under a quarter free: writeback
+/// began with the AIL far shorter and nobody slept.
+#[test]
+fn since_6_11_writeback_waits_for_the_ail_to_fill_the_log_or_a_reservation_to_sleep() {
+    let first_push = |ail_push: &str| {
+        let mut s = find_preset("cil-throttle-rhythm").unwrap();
+        s.set("ail_push", ail_push).unwrap();
+        s.set("cpus", "2").unwrap();
+        s.duration = Duration(3 * NS_PER_SEC);
+        let mut sim = Sim::new(&s).unwrap();
+        let mut first = None;
+        while first.is_none() {
+            let Some(evs) = sim.step() else { break };
+            if evs.iter().any(|e| matches!(e.kind, TraceKind::AilPush { .. })) {
+                first = Some((sim.ail_view().span_permille, sim.metrics().grant_head_waits));
+            }
+        }
+        sim.run();
+        (first.expect("xfsaild wrote something back"), sim.metrics())
+    };
+    let ((up_span, up_slept), up) = first_push("upstream");
+    let ((grant_span, grant_slept), grant) = first_push("grant");
+    eprintln!("first writeback: AIL span {up_span}‰ after {up_slept} sleeps (upstream), {grant_span}‰ after {grant_slept} (grant)");
+    assert!(up_span > 750 || up_slept > 0, "6.11 pushed early: AIL span {up_span}‰, nobody asleep");
+    assert!(grant_slept == 0 && grant_span + 150 < up_span, "grant pushed at {grant_span}‰ after {grant_slept} sleeps");
+    assert!(
+        up.grant_head_waits > 0 && grant.grant_head_waits == 0,
+        "{} {}",
+        up.grant_head_waits,
+        grant.grant_head_waits
+    );
 }

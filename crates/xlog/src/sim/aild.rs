@@ -6,9 +6,10 @@ use super::tasks::{TASK_LOG_WORKER, TASK_XFSAILD};
 use super::{Event, Sim};
 use crate::device::ReqFlags;
 use crate::format::{self, OpHeader, OP_HDR, XLOG_UNMOUNT_TRANS};
+use crate::grant::xfs_ail_calc_push_target;
 use crate::iclog::{XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::item_bb;
-use crate::scenario::Xfsaild;
+use crate::scenario::{AilPush, Xfsaild};
 use crate::trace::TraceKind;
 use crate::units::{Lsn, Ns, BBSIZE, NS_PER_MS};
 use rand_core::RngCore;
@@ -33,6 +34,9 @@ impl Sim {
     pub(super) fn xfsaild_push(&mut self) {
         if self.now != self.aild_at {
             return; // woken early by a new target: this wakeup is stale
+        }
+        if self.scenario.ail_push == AilPush::Upstream {
+            self.xfs_ail_calc_push_target();
         }
         if self.scenario.xfsaild == Xfsaild::Backoff {
             return self.xfsaild_push_backoff();
@@ -87,11 +91,12 @@ impl Sim {
                 }
             }
         }
+        self.aild_busy_until = self.now + written * AILD_NS_PER_ITEM;
         let wait = if count == 0 || reached {
             self.ail.last_pushed = Lsn::ZERO;
             let all_written = (from_start && reached)
                 || self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some());
-            if stuck == 0 && all_written {
+            if stuck == 0 && all_written && !self.aild_polls() {
                 // Nothing left at or below the target: sleep until a new one.
                 self.aild_idle = true;
                 self.aild_at = Ns::MAX;
@@ -140,7 +145,10 @@ impl Sim {
             self.xfs_log_force_async(TASK_XFSAILD);
         }
         let reached = batch.is_empty() || (pushed > 0 && stuck == 0 && batch.len() < AILD_BATCH as usize);
-        if reached && self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some()) {
+        if reached
+            && self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some())
+            && !self.aild_polls()
+        {
             self.aild_idle = true;
             self.aild_at = Ns::MAX;
             return;
@@ -148,6 +156,44 @@ impl Sim {
         let sleep = if stuck * 10 > 9 * batch.len() as u32 { 20 } else { 10 };
         self.aild_at = self.now + sleep * NS_PER_MS;
         self.schedule(self.aild_at, Event::Aild);
+    }
+
+    /// 6.11+: xfsaild sets its own target at the start of each pass. A push-all request
+    /// (one-shot) targets the AIL's newest item; otherwise background pushing keeps a
+    /// quarter of the physical log free, and an existing higher target stands.
+    fn xfs_ail_calc_push_target(&mut self) {
+        let (Some(min), Some(max)) = (self.ail.min_lsn(), self.ail.max_lsn()) else { return };
+        let target = if std::mem::take(&mut self.ail_push_all) {
+            Some(max)
+        } else {
+            xfs_ail_calc_push_target(&self.geo, min, max)
+        };
+        if let Some(t) = target {
+            self.ail.push(t);
+        }
+    }
+
+    /// 6.11+: with nobody else setting its target, xfsaild looks again every 50 ms while
+    /// the AIL holds items; it sleeps until woken only when the AIL is empty.
+    fn aild_polls(&self) -> bool {
+        self.scenario.ail_push == AilPush::Upstream && !self.ail.is_empty()
+    }
+
+    /// `xfs_ail_push_all`: before 6.11 the target becomes the AIL's newest LSN at once;
+    /// since, xfsaild's next pass takes it (`XFS_AIL_OPSTATE_PUSH_ALL`).
+    pub(super) fn xfs_ail_push_all(&mut self) {
+        let Some(max) = self.ail.max_lsn() else { return };
+        match self.scenario.ail_push {
+            AilPush::Grant => {
+                if self.ail.push(max) {
+                    self.wake_aild();
+                }
+            }
+            AilPush::Upstream => {
+                self.ail_push_all = true;
+                self.wake_aild();
+            }
+        }
     }
 
     /// `xfs_iflush_cluster`: an inode is written with the other dirty, unpinned inodes of its
@@ -210,11 +256,7 @@ impl Sim {
     /// `xfs_log_worker`: force the log and push the whole AIL every 30 s.
     pub(super) fn log_worker(&mut self) {
         self.xfs_log_force_async(TASK_LOG_WORKER);
-        if let Some(max) = self.ail.max_lsn() {
-            if self.ail.push(max) {
-                self.wake_aild();
-            }
-        }
+        self.xfs_ail_push_all();
         if !self.stopping || !self.queue.is_empty() {
             self.schedule(self.now + LOG_WORKER_PERIOD, Event::LogWorker);
         }

@@ -9,7 +9,7 @@ use crate::ail::AilUpdate;
 use crate::device::ReqFlags;
 use crate::grant::xlog_grant_push_threshold;
 use crate::iclog::{xlog_pack_record, IclogState, Record, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
-use crate::scenario::{FlushPolicy, TailUpdate};
+use crate::scenario::{AilPush, FlushPolicy, TailUpdate};
 use crate::trace::{IclogEvent, TraceKind};
 use crate::units::{Lsn, TaskId, BBSIZE};
 
@@ -26,8 +26,12 @@ impl Sim {
         new
     }
 
-    /// `xlog_grant_push_ail`: ask xfsaild to move the tail when free space runs short.
+    /// `xlog_grant_push_ail`: ask xfsaild to move the tail when free space runs short
+    /// (before 6.11; since then xfsaild sets its own target).
     pub(super) fn grant_push_ail(&mut self, need: u32) {
+        if self.scenario.ail_push != AilPush::Grant {
+            return;
+        }
         let (head, tail, last) = (self.log.reserve_head, self.log.tail_lsn, self.log.last_sync_lsn);
         if let Some(target) = xlog_grant_push_threshold(&self.geo, head, tail, last, need) {
             if self.ail.push(target) {
@@ -260,6 +264,7 @@ impl Sim {
             self.devs[0].note(crate::device::DevIo::Mark(format!("checkpoint-{c}")));
         }
         let mut freed = false;
+        let was_empty = self.ail.is_empty();
         for &id in ctx.items.keys() {
             let old = self.ail.lsn(id).unwrap_or(Lsn::ZERO);
             if matches!(self.ail.update(id, start), AilUpdate::Insert | AilUpdate::Move { .. }) {
@@ -281,6 +286,11 @@ impl Sim {
         if freed {
             self.assign_tail(TASK_IOEND);
             self.xfs_log_space_wake();
+        }
+        // 6.11+ `xfs_trans_ail_update_bulk`: the first insert wakes xfsaild, which then looks
+        // again every 50 ms while the AIL holds items.
+        if was_empty && !self.ail.is_empty() && self.scenario.ail_push == AilPush::Upstream {
+            self.wake_aild();
         }
         if self.fold_batch > 0 {
             // An fsync workload folds only acknowledged checkpoints: `ack_fsync` searches above them.

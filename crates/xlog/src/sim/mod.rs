@@ -97,8 +97,13 @@ pub struct Sim {
     aild_idle: bool,
     /// When xfsaild's next pass runs (`Ns::MAX`: idle); an earlier wakeup makes it stale.
     aild_at: Ns,
+    /// Until when xfsaild is on its CPU writing back what its last pass took on: a wakeup
+    /// cannot cut that short, only the sleep after it.
+    aild_busy_until: Ns,
     /// `ail_log_flush`: xfsaild met pinned items since its last traversal began.
     ail_log_flush: bool,
+    /// `XFS_AIL_OPSTATE_PUSH_ALL` (6.11+): the next pass targets the AIL's newest item.
+    ail_push_all: bool,
     /// The log device first; an external log's data device second.
     devs: Vec<Device>,
     log_start: u64,
@@ -195,7 +200,9 @@ impl Sim {
             ail: Ail::default(),
             aild_idle: true,
             aild_at: Ns::MAX,
+            aild_busy_until: 0,
             ail_log_flush: false,
+            ail_push_all: false,
             devs,
             log_start,
             data_dev,
@@ -260,12 +267,13 @@ impl Sim {
     }
 
     /// `wake_up_process(ailp->ail_task)`: a new target ends xfsaild's sleep, idle or not.
-    fn wake_aild(&mut self) {
+    pub(super) fn wake_aild(&mut self) {
         let backoff = self.scenario.xfsaild == crate::scenario::Xfsaild::Backoff;
-        if self.aild_at > self.now && (!backoff || self.aild_idle) {
+        let at = self.now.max(self.aild_busy_until);
+        if self.aild_at > at && (!backoff || self.aild_idle) {
             self.aild_idle = false;
-            self.aild_at = self.now;
-            self.schedule(self.now, Event::Aild);
+            self.aild_at = at;
+            self.schedule(at, Event::Aild);
         }
     }
 

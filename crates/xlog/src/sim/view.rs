@@ -6,7 +6,7 @@ use crate::cil::{xlog_cil_blocking_space_limit, xlog_cil_space_limit};
 use crate::device::DeviceStats;
 use crate::grant::{xlog_grant_push_threshold_bb, GrantHead};
 use crate::iclog::{Iclog, IclogState};
-use crate::scenario::Xfsaild;
+use crate::scenario::{AilPush, Xfsaild};
 use crate::units::{Lsn, Ns, TaskId};
 use serde::Serialize;
 
@@ -220,6 +220,12 @@ pub struct AilView {
     /// xfsaild's pass, and what it has written back so far: items, and the writes that
     /// carried them.
     pub xfsaild: Xfsaild,
+    /// What sets the push target, and the AIL's span (newest less oldest LSN) in thousandths
+    /// of the log: 6.11+ xfsaild pushes on its own past 750.
+    pub ail_push: AilPush,
+    pub span_permille: u32,
+    /// A push-all request (a reservation went to sleep) the next pass will take.
+    pub push_all: bool,
     pub written_items: u64,
     pub writes: u64,
     /// The oldest items: (LSN, item, pinned by an uncompleted checkpoint, being written back).
@@ -360,6 +366,15 @@ impl Sim {
             target: self.ail.target,
             xfsaild_idle: self.aild_idle,
             xfsaild: self.scenario.xfsaild,
+            ail_push: self.scenario.ail_push,
+            span_permille: match (self.ail.min_lsn(), self.ail.max_lsn()) {
+                (Some(min), Some(max)) => {
+                    let bb = self.geo.log_bb as u64;
+                    ((max.linear(self.geo.log_bb) - min.linear(self.geo.log_bb)) * 1000 / bb) as u32
+                }
+                _ => 0,
+            },
+            push_all: self.ail_push_all,
             written_items: self.counters.metadata_writebacks,
             writes: self.counters.metadata_writes,
             oldest: self

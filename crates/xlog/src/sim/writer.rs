@@ -9,7 +9,7 @@ use crate::grant::Ticket;
 use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::DATA_ID_BASE;
 use crate::log::GrantWaiter;
-use crate::scenario::{ForceFlush, Throttle, WorkloadKind};
+use crate::scenario::{AilPush, ForceFlush, Throttle, WorkloadKind};
 use crate::trace::{GrantEvent, IclogEvent, TraceKind};
 use crate::units::{Lsn, TaskId};
 use rand_core::RngCore;
@@ -137,6 +137,10 @@ impl Sim {
             self.counters.grant_head_waits += 1;
             self.log.reserve_waiters.push_back(GrantWaiter { task: w, need });
             self.writers[w as usize].state = WriterState::GrantWait;
+            if self.scenario.ail_push == AilPush::Upstream {
+                // 6.11+ `xlog_grant_head_wait`: push on the AIL to free up all the log space.
+                self.xfs_ail_push_all();
+            }
             self.trace_grant(w, GrantEvent::Sleep, &t);
             return;
         }
