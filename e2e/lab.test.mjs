@@ -123,6 +123,27 @@ test('the AIL panel shows xfsaild writing inodes back with their cluster', async
   assert.deepEqual(errors, []);
 });
 
+test('the AIL panel says who sets the push target, and how much of the log the AIL spans', async () => {
+  const { page, errors } = browser;
+  // Seed 003's kernel (5.7): reservations push the AIL.
+  await page.goto(server.url + '?preset=cil-throttle-32mb&at=300ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  assert.match(await page.textContent('[data-key="ail-push"]'), /^reservations \(before 6\.11\)/);
+  // 6.11+: xfsaild waits until the log is full, so at 1.05 s the AIL spans most of it and
+  // at 1.2 s, after the writers slept and pushed everything, far less.
+  const span = async (at) => {
+    await page.goto(server.url + `?preset=cil-throttle-rhythm&cpus=2&ail_push=upstream&at=${at}`);
+    await page.waitForSelector('#lab[data-ready="true"]');
+    assert.match(await page.textContent('[data-key="ail-push"]'), /^xfsaild \(6\.11\+\)/);
+    return Number((await page.textContent('[data-key="ail-span"]')).match(/^([\d.]+)% of the log/)[1]);
+  };
+  const full = await span('1050ms');
+  await page.locator('[data-testid="ail"]').screenshot({ path: path.join(ARTIFACTS, 'panel-ail-span.png') });
+  const after = await span('1200ms');
+  assert.ok(full > 55 && after < full - 25, `AIL span ${full}% before the writers slept, ${after}% after`);
+  assert.deepEqual(errors, []);
+});
+
 test('the CIL, log space and device panels show the throttle at work', async () => {
   const { page, errors } = browser;
   await page.goto(server.url + '?preset=cil-throttle-32mb&at=150ms');

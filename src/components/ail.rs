@@ -1,7 +1,7 @@
 //! The AIL panel: committed metadata in LSN order; its oldest item holds the log's tail.
 
 use std::rc::Rc;
-use xlog::{AilView, Xfsaild};
+use xlog::{AilPush, AilView, Xfsaild};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -25,8 +25,20 @@ pub fn ail_panel(p: &AilProps) -> Html {
             <table class="stats">
                 <tr><td>{ "tail (oldest item)" }</td><td data-key="ail-tail">{ a.tail_lsn.map_or("empty".into(), |l| l.to_string()) }</td></tr>
                 <tr><td>{ "newest item" }</td><td>{ a.head_lsn.map_or("empty".into(), |l| l.to_string()) }</td></tr>
-                <tr><td>{ "xfsaild push target" }</td><td>{ a.target.to_string() }</td></tr>
-                <tr><td>{ "xfsaild" }</td><td>{ if a.xfsaild_idle { "idle" } else { "pushing" } }</td></tr>
+                <tr><td>{ "xfsaild push target" }</td><td>{ if a.target.is_zero() { "none yet".to_string() } else { a.target.to_string() } }</td></tr>
+                <tr><td>{ "target set by" }</td><td data-key="ail-push">{ match a.ail_push {
+                    AilPush::Upstream => "xfsaild (6.11+): a quarter of the log past the tail once the AIL spans 75% of the log; a reservation that sleeps pushes everything",
+                    AilPush::Grant => "reservations (before 6.11): each pushes when the reserve grant head leaves under 25% of the log free",
+                } }</td></tr>
+                <tr class={ classes!(a.push_all.then_some("alert")) }><td>{ "AIL span" }</td><td data-key="ail-span">{
+                    format!("{:.1}% of the log{}", a.span_permille as f64 / 10.0,
+                        if a.push_all { " — push all requested: a reservation is asleep on the grant head" } else { "" })
+                }</td></tr>
+                <tr><td>{ "xfsaild" }</td><td data-key="ail-state">{
+                    if a.xfsaild_idle { "idle: asleep until woken" }
+                    else if a.tail_lsn.is_some_and(|t| a.target < t) { "nothing at or below the target: looks again every 50 ms" }
+                    else { "pushing" }
+                }</td></tr>
                 <tr><td>{ "xfsaild pass" }</td><td data-key="ail-pass">{ match a.xfsaild {
                     Xfsaild::Upstream => "upstream (6.11+): no pause while work remains",
                     Xfsaild::Backoff => "backoff: 10 ms between passes of 1000 items",
