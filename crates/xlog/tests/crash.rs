@@ -290,7 +290,7 @@ fn stale_buffers_log_cancel_records_that_recovery_honours() {
     sim.run();
     let freed: usize = sim.history().checkpoints.iter().map(|c| c.freed.len()).sum();
     assert!(freed > 0, "the workload frees blocks");
-    let r = explore(&s, 40, 64);
+    let r = explore(&s, 48, 64);
     assert!(r.crash_states > 1000, "explored {} states", r.crash_states);
     // A state that keeps some of a checkpoint's unflushed middle iclogs and loses others
     // leaves holes recovery cannot walk: 6.18 refuses those logs too (`kernel crash`). Any

@@ -362,7 +362,8 @@ fn legacy_flushes_cap_the_logs_iops_at_32k_iclogs_and_not_at_256k() {
     let run = |iclog: &str, flush: &str| {
         // The thread's kernel (5.x) pushed the AIL from reservations.
         let sets = [("device", "nvme"), ("iclog_size", iclog), ("flush", flush), ("ail_push", "grant")];
-        run_set("fsmark-create", &sets, 2)
+        // 3 s: at 256 KiB legacy's first full log costs it a grant-head pinch (2 s: 2.3% behind).
+        run_set("fsmark-create", &sets, 3)
     };
     let (legacy, upstream) = (run("32KiB", "legacy"), run("32KiB", "upstream"));
     eprintln!("32 KiB: {:.0} -> {:.0} tx/s", legacy.tx_per_sec, upstream.tx_per_sec);
