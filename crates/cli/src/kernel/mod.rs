@@ -513,23 +513,27 @@ fn cil_push_work(trace: &str, wq: &str) -> Value {
         let ptr = rest.strip_prefix("work struct")?.trim_start_matches(['=', ' ']).split([' ', ':']).next()?;
         Some((ts, ptr.to_string()))
     };
-    let (mut work, mut queued, mut started) = (None::<String>, None::<f64>, None::<f64>);
+    // Since 5.14 each CIL context has its own work item, so pushes of several contexts can be
+    // pending or running at once: match each start and end to its own work item.
+    let mut ours = std::collections::BTreeSet::new();
+    let (mut queued, mut started) =
+        (std::collections::BTreeMap::<String, f64>::new(), std::collections::BTreeMap::<String, f64>::new());
     let (mut dispatch, mut run) = (Vec::new(), Vec::new());
     for l in trace.lines() {
         if let Some((t, p)) = parse(l, "workqueue_queue_work") {
             if l.contains(&format!("workqueue={wq} ")) {
-                work = Some(p);
-                queued = queued.or(Some(t));
+                queued.entry(p.clone()).or_insert(t);
+                ours.insert(p);
             }
         } else if let Some((t, p)) = parse(l, "workqueue_execute_start") {
-            if work.as_deref() == Some(p.as_str()) {
-                if let Some(q) = queued.take() {
+            if ours.contains(&p) {
+                if let Some(q) = queued.remove(&p) {
                     dispatch.push((t - q) * 1e3);
                 }
-                started = Some(t);
+                started.insert(p, t);
             }
         } else if let Some((t, p)) = parse(l, "workqueue_execute_end") {
-            if let (true, Some(s)) = (work.as_deref() == Some(p.as_str()), started.take()) {
+            if let Some(s) = started.remove(&p) {
                 run.push((t - s) * 1e3);
             }
         }
@@ -686,5 +690,24 @@ mod tests {
         assert_eq!(v["cil_push_run_ms_p50"], 4.0);
         assert_eq!(v["cil_push_run_ms_max"], 4.0);
         assert!(cil_push_work(trace, "xfs-cil/loop3").is_null());
+    }
+
+    /// Two contexts' pushes (two work items) overlap: each start and end is matched to its
+    /// own queueing, not to the other's.
+    #[test]
+    fn overlapping_pushes_of_two_contexts_are_timed_each_on_its_own() {
+        let trace = "\
+          loglab-1   [001] d..2. 100.000000: workqueue_queue_work: work struct=00000000aaaaaaaa function=xlog_cil_push_work workqueue=xfs-cil/loop0 req_cpu=256 cpu=-1
+    kworker/u8:3-2   [001] ..... 100.001000: workqueue_execute_start: work struct 00000000aaaaaaaa: function xlog_cil_push_work
+          loglab-1   [000] d..2. 100.050000: workqueue_queue_work: work struct=00000000bbbbbbbb function=xlog_cil_push_work workqueue=xfs-cil/loop0 req_cpu=256 cpu=-1
+    kworker/u8:4-3   [000] ..... 100.052000: workqueue_execute_start: work struct 00000000bbbbbbbb: function xlog_cil_push_work
+    kworker/u8:4-3   [000] ..... 100.062000: workqueue_execute_end: work struct 00000000bbbbbbbb: function xlog_cil_push_work
+    kworker/u8:3-2   [001] ..... 100.201000: workqueue_execute_end: work struct 00000000aaaaaaaa: function xlog_cil_push_work
+";
+        let v = cil_push_work(trace, "xfs-cil/loop0");
+        assert_eq!(v["pushes"], 2);
+        assert_eq!(v["cil_push_dispatch_ms_max"], 2.0, "{v}");
+        assert_eq!(v["cil_push_run_ms_max"], 200.0, "{v}");
+        assert_eq!(v["cil_push_run_ms_p50"], 200.0, "{v}");
     }
 }
