@@ -31,6 +31,14 @@ impl Sim {
                     need / 1024,
                     self.log.reserve_space_left() / 1024
                 ));
+                if self.scenario.ail_push == crate::scenario::AilPush::Upstream {
+                    why.push(match self.ail.max_lsn() {
+                        Some(max) => format!(
+                            "going to sleep it pushed the whole AIL (6.11+ xfs_ail_push_all): xfsaild writes back everything up to {max}"
+                        ),
+                        None => "going to sleep it pushed the AIL, which is empty: space comes back as log I/O completes".into(),
+                    });
+                }
                 self.why_tail(&mut why);
             }
             WriterState::Throttled => {
@@ -204,6 +212,27 @@ mod tests {
             });
         }
         assert!(told, "some fsync waits on a flush behind the disk's destaging in the first second");
+    }
+
+    #[test]
+    fn a_reservation_asleep_on_a_full_log_is_told_it_pushed_the_whole_ail() {
+        let mut s = find("cil-throttle-rhythm").unwrap();
+        s.cpus = 2;
+        s.ail_push = crate::scenario::AilPush::Upstream;
+        let mut sim = Sim::new(&s).unwrap();
+        // The first pinch on this 32 MiB log comes at about 1.09 s and lasts a few ms.
+        let mut told = None;
+        for t in 0..2000 {
+            sim.run_until(1_000 * crate::units::NS_PER_MS + t * 100 * crate::units::NS_PER_US);
+            told = (0..s.writers)
+                .find_map(|w| (sim.writer_state(w) == Some(WriterState::GrantWait)).then(|| sim.why_blocked(w)));
+            if told.is_some() {
+                break;
+            }
+        }
+        let why = told.expect("a writer sleeps on the grant head once the log is full");
+        assert!(why[0].starts_with("xlog_grant_head_wait on the reserve grant head"), "{why:?}");
+        assert!(why[1].starts_with("going to sleep it pushed the whole AIL (6.11+ xfs_ail_push_all)"), "{why:?}");
     }
 
     #[test]
