@@ -190,9 +190,13 @@ impl Sim {
                     self.wake_aild();
                 }
             }
+            // `test_and_set_bit(XFS_AIL_OPSTATE_PUSH_ALL)`: only the request that sets the flag
+            // wakes xfsaild. One made while xfsaild runs stays pending for its next pass and
+            // does not cut short the sleep after this one.
             AilPush::Upstream => {
-                self.ail_push_all = true;
-                self.wake_aild();
+                if !std::mem::replace(&mut self.ail_push_all, true) {
+                    self.wake_aild();
+                }
             }
         }
     }
