@@ -696,14 +696,27 @@ mod tests {
     /// own queueing, not to the other's.
     #[test]
     fn overlapping_pushes_of_two_contexts_are_timed_each_on_its_own() {
-        let trace = "\
-          loglab-1   [001] d..2. 100.000000: workqueue_queue_work: work struct=00000000aaaaaaaa function=xlog_cil_push_work workqueue=xfs-cil/loop0 req_cpu=256 cpu=-1
-    kworker/u8:3-2   [001] ..... 100.001000: workqueue_execute_start: work struct 00000000aaaaaaaa: function xlog_cil_push_work
-          loglab-1   [000] d..2. 100.050000: workqueue_queue_work: work struct=00000000bbbbbbbb function=xlog_cil_push_work workqueue=xfs-cil/loop0 req_cpu=256 cpu=-1
-    kworker/u8:4-3   [000] ..... 100.052000: workqueue_execute_start: work struct 00000000bbbbbbbb: function xlog_cil_push_work
-    kworker/u8:4-3   [000] ..... 100.062000: workqueue_execute_end: work struct 00000000bbbbbbbb: function xlog_cil_push_work
-    kworker/u8:3-2   [001] ..... 100.201000: workqueue_execute_end: work struct 00000000aaaaaaaa: function xlog_cil_push_work
-";
+        // The same trace-cmd text as above, made line by line: (time, event, work item).
+        let line = |(t, ev, work): (f64, &str, &str)| match ev {
+            "queue_work" => format!(
+                "loglab-1 [000] d..2. {t:.6}: workqueue_queue_work: work struct={work} \
+                 function=xlog_cil_push_work workqueue=xfs-cil/loop0 req_cpu=256 cpu=-1"
+            ),
+            _ => format!(
+                "kworker/u8:3-2 [001] ..... {t:.6}: workqueue_{ev}: work struct {work}: function xlog_cil_push_work"
+            ),
+        };
+        let (a, b) = ("00000000aaaaaaaa", "00000000bbbbbbbb");
+        let events = [
+            (100.000, "queue_work", a),
+            (100.001, "execute_start", a),
+            (100.050, "queue_work", b),
+            (100.052, "execute_start", b),
+            (100.062, "execute_end", b),
+            (100.201, "execute_end", a),
+        ];
+        let trace = events.into_iter().map(line).collect::<Vec<_>>().join("\n");
+        let trace = trace.as_str();
         let v = cil_push_work(trace, "xfs-cil/loop0");
         assert_eq!(v["pushes"], 2);
         assert_eq!(v["cil_push_dispatch_ms_max"], 2.0, "{v}");
