@@ -93,16 +93,20 @@ pub fn xlog_grant_push_threshold(
     Some(target.min(last_sync))
 }
 
+/// `xlog_lsn_sub`: the log bytes from `low` to `high`, at most one cycle apart.
+pub fn xlog_lsn_sub(geo: &Geometry, high: Lsn, low: Lsn) -> u64 {
+    if high.cycle() == low.cycle() {
+        (high.block() - low.block()) as u64 * BBSIZE as u64
+    } else {
+        geo.log_bytes as u64 - (low.block() - high.block()) as u64 * BBSIZE as u64
+    }
+}
+
 /// `xfs_ail_calc_push_target` (6.11+) for background pushing: when the AIL spans more than
 /// three quarters of the physical log (its newest LSN less its oldest), the target is the
 /// oldest LSN plus a quarter of the log, at most the newest; else `None` (keep the old one).
 pub fn xfs_ail_calc_push_target(geo: &Geometry, min: Lsn, max: Lsn) -> Option<Lsn> {
-    let used = if max.cycle() == min.cycle() {
-        (max.block() - min.block()) as u64 * BBSIZE as u64
-    } else {
-        geo.log_bytes as u64 - (min.block() - max.block()) as u64 * BBSIZE as u64
-    };
-    if geo.log_bytes as u64 - used >= (geo.log_bytes >> 2) as u64 {
+    if geo.log_bytes as u64 - xlog_lsn_sub(geo, max, min) >= (geo.log_bytes >> 2) as u64 {
         return None;
     }
     let mut cycle = min.cycle();

@@ -4,7 +4,7 @@ use super::IoSpan;
 use super::{PushState, Sim, WriterState};
 use crate::cil::{xlog_cil_blocking_space_limit, xlog_cil_space_limit};
 use crate::device::DeviceStats;
-use crate::grant::{xlog_grant_push_threshold_bb, GrantHead};
+use crate::grant::{xlog_grant_push_threshold_bb, xlog_lsn_sub, GrantHead};
 use crate::iclog::{Iclog, IclogState};
 use crate::scenario::{AilPush, Xfsaild};
 use crate::units::{Lsn, Ns, TaskId};
@@ -368,10 +368,7 @@ impl Sim {
             xfsaild: self.scenario.xfsaild,
             ail_push: self.scenario.ail_push,
             span_permille: match (self.ail.min_lsn(), self.ail.max_lsn()) {
-                (Some(min), Some(max)) => {
-                    let bb = self.geo.log_bb as u64;
-                    ((max.linear(self.geo.log_bb) - min.linear(self.geo.log_bb)) * 1000 / bb) as u32
-                }
+                (Some(min), Some(max)) => (xlog_lsn_sub(&self.geo, max, min) * 1000 / self.geo.log_bytes as u64) as u32,
                 _ => 0,
             },
             push_all: self.ail_push_all,
