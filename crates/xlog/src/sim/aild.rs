@@ -174,10 +174,12 @@ impl Sim {
         }
     }
 
-    /// 6.11+: with nobody else setting its target, xfsaild looks again every 50 ms while
-    /// the AIL holds items; it sleeps until woken only when the AIL is empty.
+    /// `xfsaild()` sleeps until woken only when the AIL is empty; while it holds items it
+    /// sleeps its pass's timeout and looks again. (`xfsaild=backoff` before 6.11 keeps the lab's
+    /// earlier idle-until-a-new-target.)
     fn aild_polls(&self) -> bool {
-        self.scenario.ail_push == AilPush::Upstream && !self.ail.is_empty()
+        !self.ail.is_empty()
+            && (self.scenario.xfsaild == Xfsaild::Upstream || self.scenario.ail_push == AilPush::Upstream)
     }
 
     /// `xfs_ail_push_all`: before 6.11 the target becomes the AIL's newest LSN at once;
@@ -293,5 +295,34 @@ impl Sim {
         self.log.xlog_state_release_iclog(i);
         self.xlog_force_iclog(TASK_LOG_WORKER, i, XLOG_ICL_NEED_FLUSH | XLOG_ICL_NEED_FUA);
         self.run_quiet();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::find;
+
+    /// A target raised while xfsaild runs a pass does not wake it (the wakeup finds it
+    /// TASK_RUNNING); xfsaild sleeps the pass's timeout. Raised after the pass, it wakes it.
+    #[test]
+    fn a_wakeup_during_a_pass_is_lost_and_one_after_it_lands() {
+        let mut sim = Sim::new(&find("cil-throttle-32mb").unwrap()).unwrap();
+        // Just after a pass that wrote items and then sleeps past its own end.
+        while sim.now >= sim.aild_busy_until || sim.aild_at == Ns::MAX || sim.aild_at <= sim.aild_busy_until {
+            sim.step().expect("xfsaild writes something back within the run");
+        }
+        let (pass_end, next_pass) = (sim.aild_busy_until, sim.aild_at);
+        let raise = |sim: &mut Sim| {
+            let max = sim.ail.max_lsn().unwrap();
+            sim.ail.target = Lsn::ZERO;
+            assert!(sim.ail.push(max));
+            sim.wake_aild();
+        };
+        raise(&mut sim);
+        assert_eq!(sim.aild_at, next_pass, "woken during the pass at {} (it ends at {pass_end})", sim.now);
+        sim.now = pass_end;
+        raise(&mut sim);
+        assert_eq!(sim.aild_at, pass_end, "a raise after the pass wakes xfsaild");
     }
 }
