@@ -123,12 +123,19 @@ test('the AIL panel shows xfsaild writing inodes back with their cluster', async
   assert.deepEqual(errors, []);
 });
 
-test('the AIL panel says who sets the push target, and how much of the log the AIL spans', async () => {
+test('the AIL panel says who sets the push target, how much of the log the AIL spans, and when a wakeup was lost', async () => {
   const { page, errors } = browser;
   // Seed 003's kernel (5.7): reservations push the AIL.
   await page.goto(server.url + '?preset=cil-throttle-32mb&at=300ms');
   await page.waitForSelector('#lab[data-ready="true"]');
   assert.match(await page.textContent('[data-key="ail-push"]'), /^reservations \(before 6\.11\)/);
+  // At 2380.4 ms a new target came while xfsaild ran a pass (to 2381.7 ms): that wakeup is
+  // lost, and the target waits out xfsaild's sleep to the next pass (2415.9 ms).
+  await page.goto(server.url + '?preset=cil-throttle-32mb&at=2400ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const state = await page.textContent('[data-key="ail-state"]');
+  assert.match(state, /^asleep after its pass: next pass in 15\.9 ms\. A wakeup came during its last pass and was lost/, state);
+  await page.locator('[data-testid="ail"]').screenshot({ path: path.join(ARTIFACTS, 'panel-ail-lost-wake.png') });
   // 6.11+: xfsaild waits until the log is full, so at 1.05 s the AIL spans most of it and
   // at 1.2 s, after the writers slept and pushed everything, far less.
   const span = async (at) => {

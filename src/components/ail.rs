@@ -9,6 +9,31 @@ pub struct AilProps {
     pub ail: Rc<AilView>,
 }
 
+/// What xfsaild is doing now, and why a new target may wait.
+fn xfsaild_state(a: &AilView) -> String {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    match a.next_pass_in_ns {
+        None => "idle: asleep until woken".into(),
+        Some(0) => "pushing".into(),
+        Some(n) if a.busy_ns > 0 => format!(
+            "running its pass: writing back what it took on ({:.2} ms of CPU left), next pass in {:.1} ms. A wakeup now finds it running and is lost.{}",
+            ms(a.busy_ns),
+            ms(n),
+            if a.wake_lost { " One already was: the new target waits for the next pass." } else { "" }
+        ),
+        Some(n) => format!(
+            "{} in {:.1} ms.{}",
+            if a.tail_lsn.is_some_and(|t| a.target < t) { "nothing at or below the target: looks again" } else { "asleep after its pass: next pass" },
+            ms(n),
+            if a.wake_lost {
+                " A wakeup came during its last pass and was lost (xfsaild was running): the new target waits for this sleep to end."
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
 #[function_component(AilPanel)]
 pub fn ail_panel(p: &AilProps) -> Html {
     let a = &p.ail;
@@ -34,11 +59,7 @@ pub fn ail_panel(p: &AilProps) -> Html {
                     format!("{:.1}% of the log{}", a.span_permille as f64 / 10.0,
                         if a.push_all { " — push all requested: a reservation is asleep on the grant head" } else { "" })
                 }</td></tr>
-                <tr><td>{ "xfsaild" }</td><td data-key="ail-state">{
-                    if a.xfsaild_idle { "idle: asleep until woken" }
-                    else if a.tail_lsn.is_some_and(|t| a.target < t) { "nothing at or below the target: looks again every 50 ms" }
-                    else { "pushing" }
-                }</td></tr>
+                <tr class={ classes!(a.wake_lost.then_some("alert")) }><td>{ "xfsaild" }</td><td data-key="ail-state">{ xfsaild_state(a) }</td></tr>
                 <tr><td>{ "xfsaild pass" }</td><td data-key="ail-pass">{ match a.xfsaild {
                     Xfsaild::Upstream => "upstream (6.11+): no pause while work remains",
                     Xfsaild::Backoff => "backoff: 10 ms between passes of 1000 items",

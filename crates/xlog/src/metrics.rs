@@ -22,6 +22,11 @@ pub struct Counters {
     /// Device writes xfsaild issued for them (an inode cluster's run is one).
     pub metadata_writes: u64,
     pub metadata_reads: u64,
+    /// xfsaild passes (`xs_push_ail`), log forces they made (`xs_push_ail_flush`), and wakeups
+    /// that found xfsaild mid-pass and were lost.
+    pub xfsaild_passes: u64,
+    pub xfsaild_log_forces: u64,
+    pub xfsaild_wakeups_lost: u64,
     pub checkpoints: u64,
     /// Cache flushes issued when the last checkpoint completed: the next one's do not count.
     pub flushes_at_checkpoint: u64,
@@ -64,6 +69,9 @@ impl Default for Counters {
             metadata_writebacks: 0,
             metadata_writes: 0,
             metadata_reads: 0,
+            xfsaild_passes: 0,
+            xfsaild_log_forces: 0,
+            xfsaild_wakeups_lost: 0,
             checkpoints: 0,
             flushes_at_checkpoint: 0,
             checkpoint_bytes: Histogram::new_with_bounds(1, 1 << 40, 2).expect("valid histogram bounds"),
@@ -124,6 +132,13 @@ pub struct Metrics {
     /// Device writes that carried them: an inode goes with the rest of its cluster.
     pub metadata_writes: u64,
     pub metadata_reads: u64,
+    /// xfsaild passes (`xs_push_ail` in `/proc/fs/xfs/stat`).
+    pub xfsaild_passes: u64,
+    /// Log forces xfsaild made for pinned items (`xs_push_ail_flush`).
+    pub xfsaild_log_forces: u64,
+    /// Wakeups (a new target, a push-all request) that came while xfsaild ran a pass: lost,
+    /// so it slept its pass's timeout.
+    pub xfsaild_wakeups_lost: u64,
     pub background_pushes: u64,
     pub cil_throttle_waits: u64,
     pub cil_throttle_depth_max: u64,
@@ -223,6 +238,9 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("metadata_writebacks", ""),
             ("metadata_writes", ""),
             ("metadata_reads", ""),
+            ("xfsaild_passes", ""),
+            ("xfsaild_log_forces", ""),
+            ("xfsaild_wakeups_lost", ""),
             ("rsum_reads", ""),
         ],
     ),

@@ -15,6 +15,10 @@ pub struct XfsStats {
     pub log_noiclogs: u64,
     pub log_force: u64,
     pub log_force_sleep: u64,
+    /// `push_ail`: xs_push_ail (xfsaild passes) and xs_push_ail_flush (log forces xfsaild made
+    /// for pinned items), the 3rd and 10th fields; 0 where the line is missing.
+    pub push_ail: u64,
+    pub push_ail_flush: u64,
 }
 
 impl XfsStats {
@@ -30,6 +34,7 @@ impl XfsStats {
                 .collect()
         };
         let (t, g) = (line("trans")?, line("log")?);
+        let p = line("push_ail").unwrap_or_default();
         if t.len() < 3 || g.len() < 5 {
             return Err("xfs stats: short 'trans' or 'log' line".into());
         }
@@ -42,6 +47,8 @@ impl XfsStats {
             log_noiclogs: g[2],
             log_force: g[3],
             log_force_sleep: g[4],
+            push_ail: p.get(2).copied().unwrap_or(0),
+            push_ail_flush: p.get(9).copied().unwrap_or(0),
         })
     }
 
@@ -56,6 +63,8 @@ impl XfsStats {
             log_noiclogs: self.log_noiclogs - before.log_noiclogs,
             log_force: self.log_force - before.log_force,
             log_force_sleep: self.log_force_sleep - before.log_force_sleep,
+            push_ail: self.push_ail.saturating_sub(before.push_ail),
+            push_ail_flush: self.push_ail_flush.saturating_sub(before.push_ail_flush),
         }
     }
 }
@@ -72,6 +81,11 @@ mod tests {
         let d = after.since(&before);
         assert_eq!((d.trans_async, d.log_writes, d.log_blocks, d.log_noiclogs, d.log_force), (8131, 10, 4679, 1, 1));
         assert!(XfsStats::parse("trans 1 2\nlog 1 2 3 4 5").is_err());
+        // The push_ail line as 6.18 prints it (10 fields): passes third, log forces tenth.
+        let p = |x: &str| XfsStats::parse(&format!("trans 0 0 0\nlog 0 0 0 0 0\n{x}")).unwrap();
+        let d = p("push_ail 279328483 630922 164919 13091427 0 2494890 1510139 8392821 0 42336")
+            .since(&p("push_ail 279255763 630252 164892 13086349 0 2494686 1509533 8388959 0 42334"));
+        assert_eq!((d.push_ail, d.push_ail_flush), (27, 2));
         assert!(XfsStats::parse("log 1 2 3 4 5").unwrap_err().contains("'trans'"));
     }
 }

@@ -36,6 +36,8 @@ impl Sim {
         if self.now != self.aild_at {
             return; // woken early by a new target: this wakeup is stale
         }
+        self.counters.xfsaild_passes += 1;
+        self.aild_wake_lost = false;
         if self.scenario.ail_push == AilPush::Upstream {
             self.xfs_ail_calc_push_target();
         }
@@ -46,6 +48,7 @@ impl Sim {
         // since 5.15) before a new traversal from the AIL's start unpins them soon.
         if self.ail_log_flush && self.ail.last_pushed == Lsn::ZERO && self.ail.min_lsn().is_some() {
             self.ail_log_flush = false;
+            self.counters.xfsaild_log_forces += 1;
             self.xfs_log_force_async(TASK_XFSAILD);
         }
         let target = self.ail.target;
@@ -143,6 +146,7 @@ impl Sim {
         }
         if pinned {
             // Pinned items need their checkpoint on disk: flush the CIL (async, 5.15).
+            self.counters.xfsaild_log_forces += 1;
             self.xfs_log_force_async(TASK_XFSAILD);
         }
         let reached = batch.is_empty() || (pushed > 0 && stuck == 0 && batch.len() < AILD_BATCH as usize);
@@ -324,5 +328,38 @@ mod tests {
         sim.now = pass_end;
         raise(&mut sim);
         assert_eq!(sim.aild_at, pass_end, "a raise after the pass wakes xfsaild");
+    }
+}
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+    use crate::presets::find;
+
+    /// The AIL view says when a wakeup was lost, and the next pass, after xfsaild's sleep,
+    /// clears it.
+    #[test]
+    fn the_ail_view_shows_a_lost_wakeup_until_the_next_pass() {
+        let mut sim = Sim::new(&find("cil-throttle-32mb").unwrap()).unwrap();
+        let (mut lost_at, mut cleared) = (None, false);
+        while sim.step().is_some() {
+            let v = sim.ail_view();
+            match lost_at {
+                // One that makes the new target wait out a sleep after the pass.
+                None if v.wake_lost && sim.aild_at > sim.aild_busy_until + 10 * NS_PER_MS => {
+                    assert!(v.next_pass_in_ns.is_some_and(|n| n > v.busy_ns), "{v:?}");
+                    lost_at = Some((sim.now, sim.aild_busy_until, sim.metrics().xfsaild_passes));
+                }
+                Some((_, _, passes)) if sim.metrics().xfsaild_passes > passes => {
+                    assert!(!v.wake_lost, "a pass takes the new target");
+                    cleared = true;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let (at, pass_end, _) = lost_at.expect("a wakeup is lost within the run");
+        eprintln!("lost wakeup at {at} ns, pass ends {pass_end} ns, next pass {} ns", sim.now);
+        assert!(cleared && sim.metrics().xfsaild_wakeups_lost > 0);
     }
 }

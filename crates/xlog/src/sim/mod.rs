@@ -100,6 +100,8 @@ pub struct Sim {
     /// Until when xfsaild is on its CPU writing back what its last pass took on: a wakeup
     /// cannot cut that short, only the sleep after it.
     aild_busy_until: Ns,
+    /// A wakeup came during xfsaild's last pass and was lost (cleared by the next pass).
+    aild_wake_lost: bool,
     /// `ail_log_flush`: xfsaild met pinned items since its last traversal began.
     ail_log_flush: bool,
     /// `XFS_AIL_OPSTATE_PUSH_ALL` (6.11+): the next pass targets the AIL's newest item.
@@ -201,6 +203,7 @@ impl Sim {
             aild_idle: true,
             aild_at: Ns::MAX,
             aild_busy_until: 0,
+            aild_wake_lost: false,
             ail_log_flush: false,
             ail_push_all: false,
             devs,
@@ -273,6 +276,8 @@ impl Sim {
         // sleep state only after the pass and then sleeps the pass's timeout in full. The new
         // target (or push-all request) waits for the pass after that. Every kernel does this.
         if self.now < self.aild_busy_until {
+            self.aild_wake_lost = true;
+            self.counters.xfsaild_wakeups_lost += 1;
             return;
         }
         let at = self.now;

@@ -226,6 +226,12 @@ pub struct AilView {
     pub span_permille: u32,
     /// A push-all request (a reservation went to sleep) the next pass will take.
     pub push_all: bool,
+    /// CPU time xfsaild still spends on the items its last pass took on (a wakeup in it is
+    /// lost), when its next pass starts (`None`: asleep until woken), and whether a wakeup
+    /// since that pass was lost.
+    pub busy_ns: Ns,
+    pub next_pass_in_ns: Option<Ns>,
+    pub wake_lost: bool,
     pub written_items: u64,
     pub writes: u64,
     /// The oldest items: (LSN, item, pinned by an uncompleted checkpoint, being written back).
@@ -372,6 +378,10 @@ impl Sim {
                 _ => 0,
             },
             push_all: self.ail_push_all,
+            busy_ns: self.aild_busy_until.saturating_sub(self.now),
+            next_pass_in_ns: (!self.aild_idle && self.aild_at != Ns::MAX)
+                .then(|| self.aild_at.saturating_sub(self.now)),
+            wake_lost: self.aild_wake_lost,
             written_items: self.counters.metadata_writebacks,
             writes: self.counters.metadata_writes,
             oldest: self
