@@ -657,3 +657,26 @@ fn since_6_11_writeback_waits_for_the_ail_to_fill_the_log_or_a_reservation_to_sl
         grant.grant_head_waits
     );
 }
+
+/// A push run's time splits as the kernel's blocking stacks split it. Where the log sets the
+/// pace, the push waits for free iclogs nearly all the time; v5.14's push waits first for
+/// its data-device cache flush, most of it on the SATA SSD.
+#[test]
+fn a_push_runs_time_splits_into_its_cpu_and_what_it_waits_for() {
+    let parts = |m: &Metrics| {
+        [
+            m.cil_push_ms_cpu,
+            m.cil_push_ms_iclog_wait,
+            m.cil_push_ms_prev_iclog_wait,
+            m.cil_push_ms_order_wait,
+            m.cil_push_ms_data_flush_wait,
+        ]
+    };
+    let upstream = run_set("cil-throttle-32mb", &[], 1);
+    let total: f64 = parts(&upstream).iter().sum();
+    assert!(upstream.cil_push_ms_cpu > 0.0 && upstream.cil_push_ms_iclog_wait > 0.9 * total, "{:?}", parts(&upstream));
+    assert_eq!(upstream.cil_push_ms_data_flush_wait, 0.0);
+    let v514 = run_set("cil-throttle-32mb", &[("flush", "v5.14")], 1);
+    let total: f64 = parts(&v514).iter().sum();
+    assert!(v514.cil_push_ms_data_flush_wait > 0.5 * total, "{:?}", parts(&v514));
+}

@@ -73,6 +73,22 @@ pub enum PushState {
 }
 
 impl PushState {
+    /// Where a push run's time in this state goes, as the kernel's blocking stacks split it:
+    /// 0 on a CPU (starting, building, copying), 1 waiting for a free iclog
+    /// (`xlog_state_get_iclog_space`), 2 for an earlier iclog before the commit record
+    /// (`xlog_wait_on_iclog`), 3 behind earlier checkpoints' start or commit records
+    /// (`xlog_cil_order_write`), 4 for v5.14's data-device flush; `None`: not running.
+    pub fn time_bucket(self) -> Option<usize> {
+        match self {
+            PushState::Idle => None,
+            PushState::Starting | PushState::Building | PushState::Writing | PushState::Copying { .. } => Some(0),
+            PushState::FlushWait => Some(1),
+            PushState::PrevWait { .. } => Some(2),
+            PushState::StartOrderWait | PushState::CommitOrderWait => Some(3),
+            PushState::DataFlushWait => Some(4),
+        }
+    }
+
     /// What the push worker is doing, in kernel terms.
     pub fn describe(&self) -> String {
         match self {
@@ -109,11 +125,22 @@ pub(crate) struct Pusher {
     pub commit_stable: bool,
     /// When this worker began its current run of the push work (`workqueue_execute_start`).
     pub run_start_ns: Ns,
+    /// Since when it has been in `state`.
+    pub state_since: Ns,
 }
 
 impl Sim {
     fn task(k: u32) -> u32 {
         pusher_task(k)
+    }
+
+    /// Counts the time worker `k` spent in its current state; call before changing it.
+    pub(super) fn push_time(&mut self, k: usize) {
+        let p = &mut self.pushers[k];
+        if let Some(b) = p.state.time_bucket() {
+            self.counters.push_time_ns[b] += self.now - p.state_since;
+        }
+        p.state_since = self.now;
     }
 
     fn ctx_mut(&mut self, seq: u64) -> &mut CilCtx {
@@ -207,6 +234,7 @@ impl Sim {
         // Walking and sorting the log vector chain takes CPU time that grows with the
         // checkpoint: a big checkpoint's start record can trail a smaller, later one's.
         let build = PUSH_BUILD_NS_PER_VEC * self.pushers[k as usize].cursor.ops.len() as u64;
+        self.push_time(k as usize);
         self.pushers[k as usize].state = PushState::Building;
         self.wake_at(self.now + build, task);
     }
@@ -217,6 +245,7 @@ impl Sim {
         if self.scenario.flush == FlushPolicy::V514 {
             // 0431d926b399: flush the data device asynchronously; wait before writing.
             self.submit_data_flush(task, IoTag::PushFlush(k));
+            self.push_time(k as usize);
             self.pushers[k as usize].state = PushState::DataFlushWait;
             return;
         }
@@ -230,9 +259,11 @@ impl Sim {
             && self.cil.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero())
         {
             self.cil.start_wait.push(Self::task(k));
+            self.push_time(k as usize);
             self.pushers[k as usize].state = PushState::StartOrderWait;
             return;
         }
+        self.push_time(k as usize);
         self.pushers[k as usize].state = PushState::Writing;
         self.xlog_write(k);
     }
@@ -242,6 +273,7 @@ impl Sim {
         let seq = self.pushers[k as usize].seq;
         if self.cil.committing.iter().any(|c| c.sequence < seq && c.commit_lsn.is_zero()) {
             self.cil.commit_wait.push(Self::task(k));
+            self.push_time(k as usize);
             self.pushers[k as usize].state = PushState::CommitOrderWait;
             return;
         }
@@ -254,7 +286,8 @@ impl Sim {
             started: false,
         };
         p.phase = Phase::Commit;
-        p.state = PushState::Writing;
+        self.push_time(k as usize);
+        self.pushers[k as usize].state = PushState::Writing;
         self.xlog_write(k);
     }
 
@@ -280,6 +313,7 @@ impl Sim {
         let Some(sp) = space else {
             self.counters.noiclog_events += 1;
             self.log.xlog_wait_for_iclog(task);
+            self.push_time(ki);
             self.pushers[ki].state = PushState::FlushWait;
             return;
         };
@@ -363,6 +397,7 @@ impl Sim {
             };
         }
         let copy_ns = COPY_FIXED_NS + written / COPY_BYTES_PER_NS;
+        self.push_time(ki);
         self.pushers[ki].state = PushState::Copying { iclog: i as u32 };
         self.copy_until(self.now + copy_ns, task);
     }
@@ -428,6 +463,7 @@ impl Sim {
             let seq = self.pushers[k as usize].seq;
             self.xlog_sync(Self::task(k), i, Some(seq));
         }
+        self.push_time(k as usize);
         let p = &mut self.pushers[k as usize];
         p.state = PushState::Writing;
         match p.phase {
@@ -449,6 +485,7 @@ impl Sim {
             if let Some(j) = self.iclog_to_wait_on(ci, start_lsn, commit_lsn) {
                 self.trace_iclog(Self::task(k), IclogEvent::WaitOn, j);
                 self.log.xlog_wait_on_iclog(j, Self::task(k));
+                self.push_time(ki);
                 self.pushers[ki].state = PushState::PrevWait { iclog: j as u32 };
                 return;
             }
@@ -524,6 +561,7 @@ impl Sim {
     }
 
     fn push_idle(&mut self, k: u32) {
+        self.push_time(k as usize);
         let p = &mut self.pushers[k as usize];
         p.state = PushState::Idle;
         self.counters.push_run_ns.saturating_record(self.now - p.run_start_ns);

@@ -370,6 +370,7 @@ impl Sim {
         let p = &mut self.pushers[k];
         p.state = super::PushState::Starting;
         p.run_start_ns = self.now;
+        p.state_since = self.now;
         self.wake(pusher_task(k as u32));
     }
 
