@@ -164,6 +164,9 @@ test('the CIL, log space and device panels show the throttle at work', async () 
   assert.match(await cil.textContent(), /push worker 0.*running \d+\.\d ms/);
   const [dispatch, run] = (await page.textContent('[data-key="push-longest"]')).match(/[\d.]+/g).map(Number);
   assert.ok(dispatch > 10 && run >= dispatch, `a push waited for the running one: ${dispatch} ms, ${run} ms`);
+  // And the running push itself waits: nearly all its time is spent waiting for free iclogs.
+  const spent = await page.textContent('[data-key="push-time"]');
+  assert.match(spent, /^[\d.]+ ms in all: waiting for a free iclog (9\d|100)%, on a CPU \d+%/, spent);
   assert.match(await page.textContent('[data-testid="devices"]'), /PREFLUSH\|FUA/);
   assert.match(await page.textContent('[data-testid="ail"]'), /struct xfs_ail/);
   assert.match(await page.textContent('[data-key="ail-tail"]'), /^\d+:\d+$/, 'the AIL holds the tail');

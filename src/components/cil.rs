@@ -16,6 +16,27 @@ fn ms(ns: u64) -> String {
     format!("{:.1} ms", ns as f64 / 1e6)
 }
 
+/// The push workers' time so far as shares, largest first, as a kernel trace of their
+/// blocking stacks would split it.
+fn push_time(t: &[u64; 5]) -> String {
+    const PARTS: [&str; 5] = [
+        "on a CPU",
+        "waiting for a free iclog",
+        "waiting for an earlier iclog before the commit record",
+        "waiting behind earlier checkpoints' records",
+        "waiting for the data-device flush",
+    ];
+    let total: u64 = t.iter().sum();
+    if total == 0 {
+        return "no push yet".into();
+    }
+    let mut parts: Vec<(u64, &str)> = t.iter().copied().zip(PARTS).filter(|&(n, _)| n > 0).collect();
+    parts.sort_by_key(|&(n, _)| std::cmp::Reverse(n));
+    let shares: Vec<String> =
+        parts.iter().map(|&(n, what)| format!("{what} {:.0}%", n as f64 * 100.0 / total as f64)).collect();
+    format!("{} in all: {}", ms(total), shares.join(", "))
+}
+
 #[function_component(CilPanel)]
 pub fn cil_panel(p: &CilProps) -> Html {
     let c = &p.cil;
@@ -61,6 +82,9 @@ pub fn cil_panel(p: &CilProps) -> Html {
                 <tr title="From queue_work to a worker starting the push (the kernel's workqueue_queue_work to workqueue_execute_start), and the push work's longest run so far, those under way included. A push that waits long enough for the writers to fill the CIL to its throttle limit is seed 003's stutter.">
                     <td>{ "longest so far: push dispatch wait, push run" }</td>
                     <td data-key="push-longest">{ format!("{}, {}", ms(dispatch_longest), ms(run_longest)) }</td></tr>
+                <tr title="Where the push workers' time went, as a kernel trace of their blocking stacks splits it (xlog_state_get_iclog_space, xlog_wait_on_iclog, xlog_cil_order_write). The model's push workers never wait for a CPU.">
+                    <td>{ "push time so far" }</td>
+                    <td data-key="push-time">{ push_time(&c.push_time_ns) }</td></tr>
             </table>
         </div>
     }

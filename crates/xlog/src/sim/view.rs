@@ -190,6 +190,9 @@ pub struct CilView {
     /// The longest dispatch delay and push run so far (`cil_push_dispatch_ms_max`, `_run_`).
     pub push_dispatch_max_ns: Ns,
     pub push_run_max_ns: Ns,
+    /// The push workers' time so far, runs under way included: on a CPU, waiting for a free
+    /// iclog, for an earlier iclog, behind earlier checkpoints' records, for v5.14's flush.
+    pub push_time_ns: [Ns; 5],
 }
 
 /// A block device: its volatile cache against stable media, and what is in flight.
@@ -344,6 +347,15 @@ impl Sim {
             push_queued_ns: self.push_queued.map(|at| self.now - at),
             push_dispatch_max_ns: self.counters.push_dispatch_ns.max(),
             push_run_max_ns: self.counters.push_run_ns.max(),
+            push_time_ns: {
+                let mut t = self.counters.push_time_ns;
+                for p in &self.pushers {
+                    if let Some(b) = p.state.time_bucket() {
+                        t[b] += self.now - p.state_since;
+                    }
+                }
+                t
+            },
         }
     }
 
