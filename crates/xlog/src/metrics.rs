@@ -49,7 +49,7 @@ pub struct Counters {
     pub push_dispatch_ns: Histogram<u32>,
     /// From a worker starting the push work to its return.
     pub push_run_ns: Histogram<u32>,
-    /// Push workers' time by `PUSH_TIME_BUCKETS`.
+    /// Push workers' time by `PushState::time_bucket`.
     pub push_time_ns: [u64; 5],
     pub events: u64,
 }

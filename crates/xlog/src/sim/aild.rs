@@ -329,12 +329,6 @@ mod tests {
         raise(&mut sim);
         assert_eq!(sim.aild_at, pass_end, "a raise after the pass wakes xfsaild");
     }
-}
-
-#[cfg(test)]
-mod view_tests {
-    use super::*;
-    use crate::presets::find;
 
     /// The AIL view says when a wakeup was lost, and the next pass, after xfsaild's sleep,
     /// clears it.

@@ -134,12 +134,13 @@ impl Sim {
         pusher_task(k)
     }
 
-    /// Counts the time worker `k` spent in its current state; call before changing it.
-    pub(super) fn push_time(&mut self, k: usize) {
+    /// Moves worker `k` to `state`, counting the time it spent in the one it leaves.
+    pub(super) fn set_push_state(&mut self, k: usize, state: PushState) {
         let p = &mut self.pushers[k];
         if let Some(b) = p.state.time_bucket() {
             self.counters.push_time_ns[b] += self.now - p.state_since;
         }
+        p.state = state;
         p.state_since = self.now;
     }
 
@@ -234,8 +235,7 @@ impl Sim {
         // Walking and sorting the log vector chain takes CPU time that grows with the
         // checkpoint: a big checkpoint's start record can trail a smaller, later one's.
         let build = PUSH_BUILD_NS_PER_VEC * self.pushers[k as usize].cursor.ops.len() as u64;
-        self.push_time(k as usize);
-        self.pushers[k as usize].state = PushState::Building;
+        self.set_push_state(k as usize, PushState::Building);
         self.wake_at(self.now + build, task);
     }
 
@@ -245,8 +245,7 @@ impl Sim {
         if self.scenario.flush == FlushPolicy::V514 {
             // 0431d926b399: flush the data device asynchronously; wait before writing.
             self.submit_data_flush(task, IoTag::PushFlush(k));
-            self.push_time(k as usize);
-            self.pushers[k as usize].state = PushState::DataFlushWait;
+            self.set_push_state(k as usize, PushState::DataFlushWait);
             return;
         }
         self.push_order_start(k);
@@ -259,12 +258,10 @@ impl Sim {
             && self.cil.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero())
         {
             self.cil.start_wait.push(Self::task(k));
-            self.push_time(k as usize);
-            self.pushers[k as usize].state = PushState::StartOrderWait;
+            self.set_push_state(k as usize, PushState::StartOrderWait);
             return;
         }
-        self.push_time(k as usize);
-        self.pushers[k as usize].state = PushState::Writing;
+        self.set_push_state(k as usize, PushState::Writing);
         self.xlog_write(k);
     }
 
@@ -273,8 +270,7 @@ impl Sim {
         let seq = self.pushers[k as usize].seq;
         if self.cil.committing.iter().any(|c| c.sequence < seq && c.commit_lsn.is_zero()) {
             self.cil.commit_wait.push(Self::task(k));
-            self.push_time(k as usize);
-            self.pushers[k as usize].state = PushState::CommitOrderWait;
+            self.set_push_state(k as usize, PushState::CommitOrderWait);
             return;
         }
         let p = &mut self.pushers[k as usize];
@@ -286,8 +282,7 @@ impl Sim {
             started: false,
         };
         p.phase = Phase::Commit;
-        self.push_time(k as usize);
-        self.pushers[k as usize].state = PushState::Writing;
+        self.set_push_state(k as usize, PushState::Writing);
         self.xlog_write(k);
     }
 
@@ -313,8 +308,7 @@ impl Sim {
         let Some(sp) = space else {
             self.counters.noiclog_events += 1;
             self.log.xlog_wait_for_iclog(task);
-            self.push_time(ki);
-            self.pushers[ki].state = PushState::FlushWait;
+            self.set_push_state(ki, PushState::FlushWait);
             return;
         };
         self.trace_iclog(task, IclogEvent::GetSpace, sp.iclog);
@@ -397,8 +391,7 @@ impl Sim {
             };
         }
         let copy_ns = COPY_FIXED_NS + written / COPY_BYTES_PER_NS;
-        self.push_time(ki);
-        self.pushers[ki].state = PushState::Copying { iclog: i as u32 };
+        self.set_push_state(ki, PushState::Copying { iclog: i as u32 });
         self.copy_until(self.now + copy_ns, task);
     }
 
@@ -463,9 +456,8 @@ impl Sim {
             let seq = self.pushers[k as usize].seq;
             self.xlog_sync(Self::task(k), i, Some(seq));
         }
-        self.push_time(k as usize);
-        let p = &mut self.pushers[k as usize];
-        p.state = PushState::Writing;
+        self.set_push_state(k as usize, PushState::Writing);
+        let p = &self.pushers[k as usize];
         match p.phase {
             Phase::Commit if p.cursor.ops.iter().all(|o| o.flags & XLOG_COMMIT_TRANS == 0) => self.push_order_commit(k),
             _ => self.xlog_write(k),
@@ -485,8 +477,7 @@ impl Sim {
             if let Some(j) = self.iclog_to_wait_on(ci, start_lsn, commit_lsn) {
                 self.trace_iclog(Self::task(k), IclogEvent::WaitOn, j);
                 self.log.xlog_wait_on_iclog(j, Self::task(k));
-                self.push_time(ki);
-                self.pushers[ki].state = PushState::PrevWait { iclog: j as u32 };
+                self.set_push_state(ki, PushState::PrevWait { iclog: j as u32 });
                 return;
             }
         }
@@ -561,9 +552,8 @@ impl Sim {
     }
 
     fn push_idle(&mut self, k: u32) {
-        self.push_time(k as usize);
-        let p = &mut self.pushers[k as usize];
-        p.state = PushState::Idle;
+        self.set_push_state(k as usize, PushState::Idle);
+        let p = &self.pushers[k as usize];
         self.counters.push_run_ns.saturating_record(self.now - p.run_start_ns);
         if self.push_queued.is_some() {
             self.push_dispatched(k as usize);

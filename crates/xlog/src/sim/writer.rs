@@ -367,10 +367,8 @@ impl Sim {
     pub(super) fn push_dispatched(&mut self, k: usize) {
         let queued = self.push_queued.take().unwrap_or(self.now);
         self.counters.push_dispatch_ns.saturating_record(self.now - queued);
-        let p = &mut self.pushers[k];
-        p.state = super::PushState::Starting;
-        p.run_start_ns = self.now;
-        p.state_since = self.now;
+        self.set_push_state(k, super::PushState::Starting);
+        self.pushers[k].run_start_ns = self.now;
         self.wake(pusher_task(k as u32));
     }
 
