@@ -103,9 +103,10 @@ fn fsync_forces_the_log_on_the_kernel_as_in_the_model() {
 }
 
 /// Seed 000's workload on the real kernel: 200 threads appending 128 KiB with O_DSYNC to a
-/// 44-AG filesystem with a 10 MiB log (which mkfs accepts only at that AG size). An append
-/// logs what the kernel's does, within 2x: measured here, model 437 and kernel 742-745 bytes
-/// (the kernel runs 2.2 transactions per append; the model logs the converted inode once).
+/// 44-AG filesystem with a 10 MiB log (which mkfs accepts only at that AG size). An append is
+/// two transactions on both sides, its timestamp update (`tr_fsyncts`) and its I/O
+/// completion's conversion (`tr_write`; the kernel's allocations add 0.2), and logs what the
+/// kernel's does within 20%: measured here, model 776 and kernel 728-743 bytes.
 #[test]
 fn an_o_dsync_append_logs_about_what_the_kernels_appends_log() {
     require_kernel!();
@@ -113,9 +114,15 @@ fn an_o_dsync_append_logs_about_what_the_kernels_appends_log() {
     let (m, k) = (&v["model"], &v["kernel"]);
     let fsyncs = k["fsyncs"].as_f64().unwrap();
     assert!(fsyncs > 1000.0, "the kernel ran the appends: {k}");
-    let model = m["bytes_logged"].as_f64().unwrap() / m["transactions"].as_f64().unwrap();
+    let appends = m["ops"].as_f64().unwrap();
+    let model = m["bytes_logged"].as_f64().unwrap() / appends;
     let kernel = k["bytes_logged"].as_f64().unwrap() / fsyncs;
-    assert!(model < 2.0 * kernel && kernel < 2.0 * model, "bytes per append: model {model:.0}, kernel {kernel:.0}");
+    assert!(model < 1.2 * kernel && kernel < 1.2 * model, "bytes per append: model {model:.0}, kernel {kernel:.0}");
+    let (mt, kt) = (m["transactions"].as_f64().unwrap() / appends, k["transactions"].as_f64().unwrap() / fsyncs);
+    assert!(
+        (1.9..=2.1).contains(&mt) && (1.9..=2.6).contains(&kt),
+        "transactions per append: model {mt:.2}, kernel {kt:.2}"
+    );
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
 }
 

@@ -142,6 +142,11 @@ impl Geometry {
     }
 }
 
+/// `xfs_calc_inode_res(mp, 1)`: an inode logged in a transaction, with its op headers and
+/// room for two bmap btree blocks in its data fork (512-byte v5 inodes, 72-byte CRC btree
+/// block headers). It is the whole of `tr_fsyncts`, the timestamp update a write makes.
+pub const XFS_CALC_INODE_RES: u32 = 4 * OP_HDR + INODE_FMT + 512 + 2 * 72;
+
 /// `xlog_calc_unit_res` (5.15): the caller's bytes plus every header and roundoff it may cost.
 /// `X1` reproduces the v1 series bug that lost the factor two on the roundoff.
 pub fn xlog_calc_unit_res(geo: &Geometry, unit_bytes: u32, roundoff: UnitResRoundoff) -> u32 {

@@ -6,6 +6,9 @@ use serde::Serialize;
 #[derive(Clone, Debug)]
 pub struct Counters {
     pub transactions: u64,
+    /// Log transactions committed to the CIL (the kernel's `xs_trans_sync + xs_trans_async`):
+    /// one per operation, but two per O_DSYNC append (its timestamp, then its I/O completion).
+    pub tx_committed: u64,
     pub latency_ns: Histogram<u64>,
     pub grant_head_waits: u64,
     pub iclog_writes: u64,
@@ -58,6 +61,7 @@ impl Default for Counters {
     fn default() -> Self {
         Counters {
             transactions: 0,
+            tx_committed: 0,
             latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
             grant_head_waits: 0,
             iclog_writes: 0,
@@ -100,6 +104,8 @@ impl Default for Counters {
 pub struct Metrics {
     pub sim_seconds: f64,
     pub transactions: u64,
+    /// Log transactions committed (two per O_DSYNC append, one per other operation).
+    pub tx_committed: u64,
     pub tx_per_sec: f64,
     pub latency_ms_p50: f64,
     pub latency_ms_p99: f64,
@@ -199,6 +205,7 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("sim_seconds", "s"),
             ("transactions", ""),
+            ("tx_committed", ""),
             ("tx_per_sec", "tx/s"),
             ("latency_ms_p50", "ms"),
             ("latency_ms_p99", "ms"),

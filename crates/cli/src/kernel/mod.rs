@@ -248,7 +248,7 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
 }
 
 /// The keys `loglab run --json` and `kernel run --json` share, in report order.
-const SHARED: [&str; 15] = [
+const SHARED: [&str; 16] = [
     "transactions",
     "tx_per_sec",
     "bytes_logged",
@@ -264,6 +264,7 @@ const SHARED: [&str; 15] = [
     "cil_throttle_waits",
     "xfsaild_passes",
     "xfsaild_log_forces",
+    "metadata_reads",
 ];
 
 fn print_side(title: &str, v: &Value) {
@@ -322,8 +323,14 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
         out.insert("xfsaild_passes".into(), json!(passes));
         out.insert("xfsaild_log_forces".into(), json!(forces));
     }
+    // The kernel counts log transactions (`xs_trans_*`) and operations apart, and so does the
+    // model: an O_DSYNC append is one operation of two transactions.
+    let secs = metrics.get("sim_seconds").and_then(Value::as_f64).unwrap_or(0.0).max(1e-9);
+    out.insert("ops".into(), json!(get("transactions")));
+    out.insert("transactions".into(), json!(get("tx_committed")));
+    out.insert("tx_per_sec".into(), json!(get("tx_committed") as f64 / secs));
     let cil = sim.view().cil_space_used.max(0) as u64;
-    out.insert("bytes_per_transaction".into(), json!(per(get("bytes_logged") + cil, get("transactions"))));
+    out.insert("bytes_per_transaction".into(), json!(per(get("bytes_logged") + cil, get("tx_committed"))));
     out.insert("iclog_flags".into(), serde_json::to_value(&pats).map_err(|e| e.to_string())?);
     // The kernel side's `cil_push_work`, from the model's metrics of the same names.
     let mut push = Map::new();
@@ -500,6 +507,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         "log_force_sleeps": d.log_force_sleep,
         "xfsaild_passes": d.push_ail,
         "xfsaild_log_forces": d.push_ail_flush,
+        "metadata_reads": d.buf_reads,
         // A trace cannot separate checkpoints that share one commit iclog: a lower bound.
         "checkpoints": pats.commit_iclogs,
         "iclogs_per_checkpoint": per(pats.iclog_syncs, pats.commit_iclogs),

@@ -19,6 +19,8 @@ pub struct XfsStats {
     /// for pinned items), the 3rd and 10th fields; 0 where the line is missing.
     pub push_ail: u64,
     pub push_ail_flush: u64,
+    /// `buf`: xb_get_read, the 9th field: metadata buffers read from the disk (a cache miss).
+    pub buf_reads: u64,
 }
 
 impl XfsStats {
@@ -35,6 +37,7 @@ impl XfsStats {
         };
         let (t, g) = (line("trans")?, line("log")?);
         let p = line("push_ail").unwrap_or_default();
+        let b = line("buf").unwrap_or_default();
         if t.len() < 3 || g.len() < 5 {
             return Err("xfs stats: short 'trans' or 'log' line".into());
         }
@@ -49,6 +52,7 @@ impl XfsStats {
             log_force_sleep: g[4],
             push_ail: p.get(2).copied().unwrap_or(0),
             push_ail_flush: p.get(9).copied().unwrap_or(0),
+            buf_reads: b.get(8).copied().unwrap_or(0),
         })
     }
 
@@ -65,6 +69,7 @@ impl XfsStats {
             log_force_sleep: self.log_force_sleep - before.log_force_sleep,
             push_ail: self.push_ail.saturating_sub(before.push_ail),
             push_ail_flush: self.push_ail_flush.saturating_sub(before.push_ail_flush),
+            buf_reads: self.buf_reads.saturating_sub(before.buf_reads),
         }
     }
 }
@@ -86,6 +91,10 @@ mod tests {
         let d = p("push_ail 279328483 630922 164919 13091427 0 2494890 1510139 8392821 0 42336")
             .since(&p("push_ail 279255763 630252 164892 13086349 0 2494686 1509533 8388959 0 42334"));
         assert_eq!((d.push_ail, d.push_ail_flush), (27, 2));
+        // The buf line as 6.18 prints it (9 fields): buffers read from the disk last.
+        let d = p("buf 807291133 17677050 789623713 758152994 92409 17667320 5 0 397690")
+            .since(&p("buf 807291033 17677050 789623713 758152994 92409 17667320 5 0 397680"));
+        assert_eq!(d.buf_reads, 10);
         assert!(XfsStats::parse("log 1 2 3 4 5").unwrap_err().contains("'trans'"));
     }
 }

@@ -86,6 +86,8 @@ pub struct Sim {
     geo: Geometry,
     /// Reservation of one writer's transaction and of a CIL context ticket.
     unit_res: u32,
+    /// `tr_fsyncts`: an O_DSYNC append's timestamp update.
+    ts_unit_res: u32,
     ctx_unit_res: u32,
     now: Ns,
     /// Ties between events at one instant break by insertion order.
@@ -184,6 +186,7 @@ impl Sim {
         rng.fill_bytes(&mut uuid);
         let n = geo.iclog_count as usize;
         let unit_res = xlog_calc_unit_res(&geo, scenario.tx_logres, scenario.unit_res_roundoff);
+        let ts_unit_res = xlog_calc_unit_res(&geo, crate::geometry::XFS_CALC_INODE_RES, scenario.unit_res_roundoff);
         let ctx_unit_res = xlog_calc_unit_res(&geo, 0, scenario.unit_res_roundoff);
         let mut ctx_ticket = Ticket::new(rng.next_u32(), ctx_unit_res, 1, false);
         ctx_ticket.curr_res = 0; // xlog_cil_ticket_alloc: the first commit steals it
@@ -192,6 +195,7 @@ impl Sim {
             scenario: scenario.clone(),
             geo: geo.clone(),
             unit_res,
+            ts_unit_res,
             ctx_unit_res,
             now: 0,
             queue: Default::default(),

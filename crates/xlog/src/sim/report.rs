@@ -20,6 +20,7 @@ impl Sim {
         Metrics {
             sim_seconds: secs,
             transactions: c.transactions,
+            tx_committed: c.tx_committed,
             tx_per_sec: c.transactions as f64 / secs,
             latency_ms_p50: q(0.5),
             latency_ms_p99: q(0.99),

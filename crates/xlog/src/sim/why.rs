@@ -66,6 +66,11 @@ impl Sim {
             WriterState::MetaRead { left } => {
                 why.push(format!("reading a metadata block with the reservation held ({left} more after this)"))
             }
+            WriterState::DataWrite if self.o_dsync_append(w) => why.push(format!(
+                "O_DSYNC write: its timestamp is logged; writing the append ({} KiB), whose I/O completion \
+                 then logs the written extent (tr_write) before the log force",
+                self.scenario.append_size.0 / 1024
+            )),
             WriterState::DataWrite => {
                 why.push(format!("fsync: writing the file's data ({} KiB)", self.scenario.append_size.0 / 1024))
             }

@@ -315,10 +315,13 @@ impl Sim {
                 // written (`xfs_iomap_write_unwritten`): the inode, its size and its extents
                 // (the written ones and the unwritten rest). Only an append that outgrows
                 // the speculative preallocation allocates: the AGF and bmap btree buffers.
-                let extents = appends_allocating(tx + 1) as u32 + 1;
+                // Its timestamp update, before the data is written, logs the same inode (its
+                // fields stay dirty until writeback) with the extents the file has so far.
+                let timestamp = self.timestamp_tx(w);
+                let extents = appends_allocating(tx + !timestamp as u64) as u32 + 1;
                 let data_fork = (16 * extents).min(FORK_MAX);
                 out.push((pool(self, 0), ItemKind::Inode { data_fork, attr_fork: 0 }));
-                if !append_allocates(tx) {
+                if timestamp || !append_allocates(tx) {
                     return out;
                 }
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));

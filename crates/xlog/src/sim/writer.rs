@@ -47,6 +47,16 @@ impl WriterState {
     }
 }
 
+/// Where an O_DSYNC append is (`sync-append` with fsync): `file_update_time` logs the new
+/// timestamps (`tr_fsyncts`) before the data is written, and the I/O completion converts the
+/// written part of the preallocated extent (`tr_write`) before the fsync forces the log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum AppendStep {
+    #[default]
+    Timestamp,
+    Convert,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Writer {
     pub state: WriterState,
@@ -67,6 +77,7 @@ pub(crate) struct Writer {
     pub data_version: u64,
     /// Thinking on a CPU of the pool (`cpus`), which it gives back when the think ends.
     pub on_cpu: bool,
+    pub append_step: AppendStep,
 }
 
 impl Writer {
@@ -85,6 +96,7 @@ impl Writer {
             log_flushed: false,
             data_version: 0,
             on_cpu: false,
+            append_step: AppendStep::Timestamp,
         }
     }
 }
@@ -109,23 +121,44 @@ impl Sim {
             WriterState::CommitWait => self.force_seq(w),
             WriterState::PrevWait { .. } => self.xlog_force_lsn(w),
             WriterState::ForceWait { .. } => self.force_done(w),
+            WriterState::DataWrite if self.o_dsync_append(w) => self.start_tx(w),
             WriterState::DataWrite => self.fsync_force(w),
             WriterState::DataFlush => self.fsync_done(w),
             WriterState::Stopped => {}
         }
     }
 
-    /// `xfs_log_reserve` for a permanent ticket of `tx_logcount` units.
+    /// Whether writer `w` appends with O_DSYNC: two transactions around its data write.
+    pub(super) fn o_dsync_append(&self, w: TaskId) -> bool {
+        let n = self.scenario.fsync_writers;
+        self.scenario.workload == WorkloadKind::SyncAppend && self.scenario.fsync && (n == 0 || w < n)
+    }
+
+    /// The transaction writer `w` runs now is an O_DSYNC append's timestamp update.
+    pub(super) fn timestamp_tx(&self, w: TaskId) -> bool {
+        self.o_dsync_append(w) && self.writers[w as usize].append_step == AppendStep::Timestamp
+    }
+
+    /// `xfs_log_reserve` for a permanent ticket of `tx_logcount` units, or for an append's
+    /// timestamp update (`tr_fsyncts`: one unit, not permanent, a log count of 0 as the kernel
+    /// traces it).
     fn start_tx(&mut self, w: TaskId) {
-        if self.stopping {
+        // An append's I/O completion runs its transaction whatever the clock says.
+        let converting = self.o_dsync_append(w) && self.writers[w as usize].append_step == AppendStep::Convert;
+        if self.stopping && !converting {
             self.writers[w as usize].state = WriterState::Stopped;
             return;
         }
         let tid = self.rng.next_u32();
-        let t = Ticket::new(tid, self.unit_res, self.scenario.tx_logcount, true);
+        let t = match self.timestamp_tx(w) {
+            true => Ticket::new(tid, self.ts_unit_res, 0, false),
+            false => Ticket::new(tid, self.unit_res, self.scenario.tx_logcount, true),
+        };
         let need = t.reserve_need();
         let wr = &mut self.writers[w as usize];
-        wr.tx_start = self.now;
+        if !converting {
+            wr.tx_start = self.now;
+        }
         wr.force_slept = false;
         wr.ticket = Some(t.clone());
         self.trace_grant(w, GrantEvent::Reserve, &t);
@@ -158,7 +191,7 @@ impl Sim {
         // sync-append reads btree blocks only when it allocates.
         let tx = self.writers[w as usize].tx_count;
         let in_prealloc = self.scenario.workload == WorkloadKind::SyncAppend && !super::workload::append_allocates(tx);
-        match if creator || in_prealloc { 0 } else { self.scenario.tx_reads } {
+        match if creator || in_prealloc || self.timestamp_tx(w) { 0 } else { self.scenario.tx_reads } {
             0 => self.xlog_cil_commit(w),
             n => self.meta_read(w, n),
         }
@@ -254,9 +287,14 @@ impl Sim {
         self.log.write_head.sub(lb, bytes);
         self.trace_grant(w, GrantEvent::UngrantExit, &t);
         self.xfs_log_space_wake();
+        // `tx_count` counts operations: an append's timestamp update is the first half of one.
+        let timestamp = self.timestamp_tx(w);
         let wr = &mut self.writers[wi];
         wr.seq = seq;
-        wr.tx_count += 1;
+        if !timestamp {
+            wr.tx_count += 1;
+        }
+        self.counters.tx_committed += 1;
         self.xlog_cil_push_background(w);
     }
 
@@ -288,6 +326,19 @@ impl Sim {
     }
 
     fn after_commit(&mut self, w: TaskId) {
+        if self.o_dsync_append(w) {
+            let wr = &mut self.writers[w as usize];
+            return match wr.append_step {
+                AppendStep::Timestamp => {
+                    wr.append_step = AppendStep::Convert;
+                    self.fsync_start(w)
+                }
+                AppendStep::Convert => {
+                    wr.append_step = AppendStep::Timestamp;
+                    self.fsync_force(w)
+                }
+            };
+        }
         let n = self.scenario.fsync_writers;
         if self.scenario.fsync && (n == 0 || w < n) {
             self.fsync_start(w);
