@@ -4,6 +4,8 @@ use crate::ScenarioArgs;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
 use xlog::{CrashLink, CrashPlan, CrashPoints, CrashReport, Metrics, Ns, Scenario};
 
@@ -39,7 +41,8 @@ fn progress(len: u64) -> ProgressBar {
 }
 
 /// Crashes `s` at `points` under a progress bar; returns the report, the seconds the crashes
-/// took (the whole run before them not counted), and the whole run's metrics.
+/// took (the whole run before them not counted), and the whole run's metrics. Evenly spread
+/// points are split between the machine's cores (the same report as one thread's).
 pub fn explore_points(
     s: &Scenario,
     points: CrashPoints,
@@ -50,13 +53,44 @@ pub fn explore_points(
         Some(t) => CrashPlan::new_until(s, points, per_point, t)?,
         None => CrashPlan::new(s, points, per_point)?,
     };
+    let parts = match points {
+        // A part's own run to its first point costs a run's worth of events at most: worth
+        // it once a part has a few points to crash.
+        CrashPoints::Even(n) => {
+            std::thread::available_parallelism().map_or(1, |c| c.get()).min((n as usize / 8).max(1))
+        }
+        CrashPoints::EveryIo | CrashPoints::One { .. } => 1,
+    };
     let started = Instant::now();
-    let mut pb: Option<ProgressBar> = None;
-    let report = plan.explore(&mut |done, total| pb.get_or_insert_with(|| progress(total)).set_position(done));
-    if let Some(pb) = pb {
+    let pb: OnceLock<ProgressBar> = OnceLock::new();
+    let done: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(0)).collect();
+    let total = match points {
+        CrashPoints::Even(n) => Some(n as u64),
+        _ => None,
+    };
+    let reports: Vec<Result<CrashReport, String>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..parts)
+            .map(|part| {
+                let (plan, pb, done) = (&plan, &pb, &done);
+                scope.spawn(move || {
+                    plan.explore_part(part, parts, &mut |d, t| {
+                        done[part].store(d, Ordering::Relaxed);
+                        let sum = done.iter().map(|x| x.load(Ordering::Relaxed)).sum();
+                        pb.get_or_init(|| progress(total.unwrap_or(t))).set_position(sum);
+                    })
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a crash explorer thread panicked")).collect()
+    });
+    if let Some(pb) = pb.get() {
         pb.finish_and_clear();
     }
-    Ok((report?, started.elapsed().as_secs_f64(), plan.run_metrics().clone()))
+    let mut report = CrashReport::default();
+    for r in reports {
+        report.merge(r?);
+    }
+    Ok((report, started.elapsed().as_secs_f64(), plan.run_metrics().clone()))
 }
 
 pub fn run(a: &CrashArgs) -> Result<(), String> {

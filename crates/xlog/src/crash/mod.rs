@@ -61,6 +61,41 @@ impl CrashReport {
     pub fn total_violations(&self) -> u64 {
         self.violations.values().sum()
     }
+
+    /// Adds the report of the points that came after this one's (`CrashPlan::explore_part`):
+    /// the sums, and the examples one report of all the points would have kept.
+    pub fn merge(&mut self, later: CrashReport) {
+        // Destructured whole: a new field must say how it merges.
+        let CrashReport {
+            crash_points,
+            crash_states,
+            duplicates,
+            violations,
+            examples,
+            torn_heads,
+            transactions_replayed,
+            cancel_records,
+            buffers_cancelled,
+            horizon_states,
+        } = later;
+        self.crash_points += crash_points;
+        self.crash_states += crash_states;
+        self.duplicates += duplicates;
+        for (k, v) in violations {
+            *self.violations.entry(k).or_default() += v;
+        }
+        for e in examples {
+            if self.examples.len() < 8 && !self.examples.iter().any(|x| x.invariant == e.invariant) {
+                self.examples.push(e);
+            }
+        }
+        self.torn_heads += torn_heads;
+        self.transactions_replayed += transactions_replayed;
+        self.cancel_records += cancel_records;
+        self.buffers_cancelled += buffers_cancelled;
+        self.horizon_states += horizon_states;
+    }
+
     /// Counts a violation; keeps the first example of each invariant, up to 8 (`example` is
     /// built only then).
     fn record(&mut self, name: Invariant, example: impl FnOnce() -> CrashExample) {
