@@ -56,8 +56,19 @@ pub struct DeviceProfile {
     pub stripe_bytes: u64,
     pub capacity_sectors: u64,
     /// A measured write latency distribution, as (cumulative probability per million,
-    /// latency) points, drawn per write-through write; empty for devices modelled from parts.
+    /// latency) points, drawn per write (cached or not: a measured device's writes take their
+    /// measured time either way); empty for devices modelled from parts.
     pub write_latency: &'static [(u32, Ns)],
+    /// A measured cache flush latency distribution, in the same form, drawn per flush in
+    /// place of the parts above; empty for devices modelled from parts.
+    pub flush_latency: &'static [(u32, Ns)],
+    /// The device honours FUA. Without it the block layer sends the write and then a flush
+    /// (`blk_flush_policy`: REQ_FSEQ_POSTFLUSH), and the write completes with that flush.
+    pub fua: bool,
+    /// One hardware queue: blk-mq's one flush queue serves every flush, explicit ones
+    /// (`blkdev_issue_flush`) too, so concurrent flushes share one command. Devices with a
+    /// queue per CPU (NVMe) coalesce only within a CPU's queue; the model leaves theirs apart.
+    pub one_flush_queue: bool,
     /// Stalls of the whole device (a shared host's, an SSD's garbage collection): nothing
     /// completes during one. None for devices without.
     pub stalls: Option<Stalls>,
@@ -227,7 +238,8 @@ pub struct Device {
 /// waited for it are done. blk-mq's flush queue (`block/blk-flush.c`): C1, one flush in
 /// flight, PREFLUSH requests that arrive meanwhile wait and share the next; C2, the next
 /// also waits for the running sequence's DATA. Model: iclog writes use one queue (the one
-/// CIL push worker submits most of them); explicit flushes (fsync, xfsaild) keep their own.
+/// CIL push worker submits most of them); explicit flushes (fsync, xfsaild) keep their own,
+/// except on a device with one hardware queue (`one_flush_queue`), where all share it.
 /// md (`md_flush_request`) runs C1 alone, for every flush of the array.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct FlushQueue {
@@ -320,13 +332,23 @@ impl Device {
             not_before = self.queued_flush(now);
             window = Some((self.flush_queue.start, self.flush_queue.end));
         }
-        let cached = self.profile.volatile_cache && !fua;
-        if !cached {
+        // Without FUA support the write goes to the cache and a flush follows it.
+        let post_flush = fua && !self.profile.fua;
+        let cached = self.profile.volatile_cache && (!fua || post_flush);
+        if !cached || !self.profile.write_latency.is_empty() {
             cost += self.media_write_ns(sector, bytes);
         }
         let sectors = bytes / SECTOR as u64;
         let kind = IoKind::Write { preflush, fua };
-        let (id, done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
+        let (id, mut done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
+        if post_flush {
+            self.stats.flushes += 1;
+            done = self.queued_flush(done);
+            window = Some((self.flush_queue.start, self.flush_queue.end));
+            if let Some(r) = self.inflight.last_mut() {
+                r.done_ns = done;
+            }
+        }
         // C2 is blk-mq's: md sends the next flush without waiting for these writes.
         if preflush && !self.profile.md_flush {
             self.flush_queue.data_end = self.flush_queue.data_end.max(done);
@@ -360,7 +382,7 @@ impl Device {
             return self.flush_without_command(now, now, tag);
         }
         self.stats.flushes += 1;
-        if self.profile.md_flush {
+        if self.profile.md_flush || self.profile.one_flush_queue {
             let done = self.queued_flush(now);
             return self.flush_without_command(now, done, tag);
         }
@@ -491,6 +513,9 @@ impl Device {
     /// every write cached since the last flush: the FTL commits their mappings (per extent)
     /// and programs their data.
     fn flush_wait(&mut self, start: Ns) -> Ns {
+        if !self.profile.flush_latency.is_empty() {
+            return draw(self.profile.flush_latency, &mut self.rng);
+        }
         if !self.rotating() {
             if self.cache.is_empty() {
                 return self.profile.flush_base_ns;
@@ -679,7 +704,9 @@ impl Device {
             IoKind::Read => {}
             IoKind::Flush => self.flush_through(req.flush_mark),
             IoKind::Write { preflush, fua } => {
-                if preflush {
+                // An emulated FUA's flush ran after the write: it covers what completed
+                // before the write was submitted at least (the conservative mark).
+                if preflush || (fua && !self.profile.fua) {
                     self.flush_through(req.flush_mark);
                 }
                 let stable = !self.profile.volatile_cache || (fua && self.bug != DeviceBug::FuaIgnored);
@@ -976,7 +1003,30 @@ mod tests {
         assert!(any_late > 50 && any_late < 1000, "a stall every ~0.16 s over ~28 s: {any_late}");
         // Independent per-request tails would make both late about never.
         assert!(both_late * 5 >= any_late * 4, "a stall holds both requests in flight: {both_late} of {any_late}");
-        assert!(!d.profile.volatile_cache, "the loop device advertises no write cache");
+    }
+
+    /// The loop device has a write cache, no FUA and one flush queue: a FUA write completes
+    /// with the flush sent after it and is then stable; flushes asked for together share one.
+    #[test]
+    fn a_loop_device_emulates_fua_with_a_flush_and_shares_concurrent_flushes() {
+        let mut d = dev(DeviceClass::VmDisk);
+        let (plain, t_plain) = d.submit_write(0, 0, block(1), ReqFlags::PLAIN, 0);
+        d.complete(plain);
+        assert_eq!(d.cached().len(), 1, "a plain write is volatile");
+        let fua = ReqFlags { preflush: false, fua: true };
+        let (w, t_fua) = d.submit_write(t_plain, 8, block(2), fua, 0);
+        let data_done = d.inflight().iter().find(|r| r.id == w).map(|r| r.flush_window).unwrap();
+        let (fstart, fend) = data_done.expect("the write carries its post-flush");
+        assert_eq!(t_fua, fend, "the FUA write completes with its flush");
+        assert!(fstart > t_plain, "the flush follows the write");
+        d.complete(w);
+        assert!(d.cached().is_empty(), "the flush after it made the earlier write stable too");
+        assert_eq!(d.stable().get(8).unwrap()[0], 2);
+        // Three explicit flushes asked for while one runs: the next flush serves all three.
+        let (_, a) = d.submit_flush(t_fua, 0);
+        let ends: Vec<Ns> = (0..3).map(|_| d.submit_flush(t_fua + 1, 0).1).collect();
+        assert!(ends.iter().all(|&e| e == ends[0] && e > a), "{a} {ends:?}");
+        assert_eq!(d.stats.flushes, 5, "one post-flush and four flush requests");
     }
 
     #[test]
