@@ -15,7 +15,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 pub use crate::sectors::{SectorMap, SECTOR};
 
@@ -62,6 +62,10 @@ pub struct DeviceProfile {
     /// A measured cache flush latency distribution, in the same form, drawn per flush in
     /// place of the parts above; empty for devices modelled from parts.
     pub flush_latency: &'static [(u32, Ns)],
+    /// A device backed by a sparse file (a loop device): a flush after writes to blocks the
+    /// file never held commits the host's allocations too, and draws from this measured
+    /// distribution instead; empty when every flush costs the same.
+    pub flush_latency_allocating: &'static [(u32, Ns)],
     /// The device honours FUA. Without it the block layer sends the write and then a flush
     /// (`blk_flush_policy`: REQ_FSEQ_POSTFLUSH), and the write completes with that flush.
     pub fua: bool,
@@ -232,6 +236,10 @@ pub struct Device {
     /// where the next one is drawn from.
     stall_windows: VecDeque<(Ns, Ns)>,
     stalls_drawn_to: Ns,
+    /// A sparse-file device's blocks written so far, as sector ranges (start -> end), and
+    /// whether a write since the last flush began allocated new ones.
+    backed: BTreeMap<u64, u64>,
+    allocated_since_flush: bool,
 }
 
 /// Flushes run one at a time: the latest flush (running or next) and when the writes that
@@ -292,7 +300,42 @@ impl Device {
             flush_queue: FlushQueue::default(),
             stats: DeviceStats::default(),
             journal: None,
+            backed: BTreeMap::new(),
+            allocated_since_flush: false,
         }
+    }
+
+    /// Sectors a sparse-file device's file already holds (mkfs wrote them): writes there
+    /// allocate nothing.
+    pub fn mark_backed(&mut self, sector: u64, sectors: u64) {
+        if !self.profile.flush_latency_allocating.is_empty() && sectors > 0 {
+            self.back(sector, sector + sectors);
+        }
+    }
+
+    /// The next write grows the sparse file under the device wherever it lands (an append
+    /// the model writes over its file's one address).
+    pub fn note_allocating_write(&mut self) {
+        if !self.profile.flush_latency_allocating.is_empty() {
+            self.allocated_since_flush = true;
+        }
+    }
+
+    /// Adds [start, end) to the backed ranges; true when some of it was not backed before.
+    fn back(&mut self, start: u64, end: u64) -> bool {
+        let covered = self.backed.range(..=start).next_back().is_some_and(|(_, &e)| e >= end);
+        if covered {
+            return false;
+        }
+        let (mut lo, mut hi) = (start, end);
+        let touching: Vec<(u64, u64)> =
+            self.backed.range(..=end).rev().take_while(|(_, &e)| e >= start).map(|(&s, &e)| (s, e)).collect();
+        for (s, e) in touching {
+            self.backed.remove(&s);
+            (lo, hi) = (lo.min(s), hi.max(e));
+        }
+        self.backed.insert(lo, hi);
+        true
     }
 
     /// Submits a write (data length a multiple of 512) and returns (id, completion time).
@@ -321,6 +364,9 @@ impl Device {
         let (preflush, fua) = if self.profile.volatile_cache { (preflush, fua) } else { (false, false) };
         self.stats.writes += 1;
         self.stats.write_bytes += bytes;
+        if !self.profile.flush_latency_allocating.is_empty() && self.back(sector, sector + bytes / SECTOR as u64) {
+            self.allocated_since_flush = true;
+        }
         self.stats.fua_writes += fua as u64;
         self.stats.preflush_writes += preflush as u64;
         self.stats.flushes += preflush as u64;
@@ -514,7 +560,14 @@ impl Device {
     /// and programs their data.
     fn flush_wait(&mut self, start: Ns) -> Ns {
         if !self.profile.flush_latency.is_empty() {
-            return draw(self.profile.flush_latency, &mut self.rng);
+            let allocating = std::mem::take(&mut self.allocated_since_flush);
+            let p = &self.profile;
+            let table = if allocating && !p.flush_latency_allocating.is_empty() {
+                p.flush_latency_allocating
+            } else {
+                p.flush_latency
+            };
+            return draw(table, &mut self.rng);
         }
         if !self.rotating() {
             if self.cache.is_empty() {
@@ -1027,6 +1080,26 @@ mod tests {
         let ends: Vec<Ns> = (0..3).map(|_| d.submit_flush(t_fua + 1, 0).1).collect();
         assert!(ends.iter().all(|&e| e == ends[0] && e > a), "{a} {ends:?}");
         assert_eq!(d.stats.flushes, 5, "one post-flush and four flush requests");
+    }
+
+    /// Its backing file is sparse: a flush after writes that grew it costs the host's
+    /// allocations too (0.9 ms at the median measured, against 0.25 ms after overwrites).
+    #[test]
+    fn a_loop_device_flush_costs_more_after_writes_that_grow_its_file() {
+        let mut d = dev(DeviceClass::VmDisk);
+        d.mark_backed(0, 64);
+        let (mut t, mut over, mut grow) = (0, 0, 0);
+        for i in 0..400u64 {
+            // Even rounds rewrite a block the file holds; odd rounds write a new one.
+            let sector = if i % 2 == 0 { 8 } else { 1_000 + 8 * i };
+            let (w, done) = d.submit_write(t, sector, block(1), ReqFlags::PLAIN, 0);
+            d.complete(w);
+            let (_, end) = d.submit_flush(done, 0);
+            *(if i % 2 == 0 { &mut over } else { &mut grow }) += end - done;
+            t = end + NS_PER_MS;
+        }
+        let (over, grow) = (over / 200, grow / 200);
+        assert!(over < 400 * NS_PER_US && grow > 2 * over, "mean flush after overwrites {over}, after growth {grow}");
     }
 
     #[test]

@@ -160,6 +160,8 @@ impl Sim {
         let dev_seed = |d: u64| scenario.seed ^ 0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(d + 1);
         let mut devs = vec![Device::new(prof.clone(), scenario.device_bug, dev_seed(0))];
         let log_start = layout::log_start_sector(scenario);
+        // mkfs zeroed the log: a sparse-file device's file already holds it.
+        devs[0].mark_backed(log_start, geo.log_bb as u64);
         let data_dev = if scenario.external_log {
             devs.push(Device::new(prof, scenario.device_bug, dev_seed(1)));
             1

@@ -359,6 +359,11 @@ impl Sim {
         let block = crate::format::meta_block(DATA_ID_BASE | w, version, Lsn::ZERO, crate::units::BBSIZE as usize);
         let dd = self.data_dev;
         let tag = IoTag::Data(w).pack();
+        if self.scenario.workload == WorkloadKind::SyncAppend {
+            // Model: a writer's data lives at one address, but an append's blocks are new to
+            // its file, and to a sparse file under the device.
+            self.devs[dd].note_allocating_write();
+        }
         let (id, done) = self.devs[dd].submit_write_zero_filled(self.now, daddr, block, bytes, ReqFlags::PLAIN, tag);
         self.note_io(dd, id, done, IoTag::Data(w));
         self.emit(
