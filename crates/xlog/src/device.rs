@@ -308,7 +308,7 @@ impl Device {
     /// Sectors a sparse-file device's file already holds (mkfs wrote them): writes there
     /// allocate nothing.
     pub fn mark_backed(&mut self, sector: u64, sectors: u64) {
-        if !self.profile.flush_latency_allocating.is_empty() && sectors > 0 {
+        if self.sparse_backed() && sectors > 0 {
             self.back(sector, sector + sectors);
         }
     }
@@ -316,9 +316,12 @@ impl Device {
     /// The next write grows the sparse file under the device wherever it lands (an append
     /// the model writes over its file's one address).
     pub fn note_allocating_write(&mut self) {
-        if !self.profile.flush_latency_allocating.is_empty() {
-            self.allocated_since_flush = true;
-        }
+        self.allocated_since_flush |= self.sparse_backed();
+    }
+
+    /// A device over a sparse file, whose flushes cost more after writes that grew it.
+    fn sparse_backed(&self) -> bool {
+        !self.profile.flush_latency_allocating.is_empty()
     }
 
     /// Adds [start, end) to the backed ranges; true when some of it was not backed before.
@@ -364,7 +367,8 @@ impl Device {
         let (preflush, fua) = if self.profile.volatile_cache { (preflush, fua) } else { (false, false) };
         self.stats.writes += 1;
         self.stats.write_bytes += bytes;
-        if !self.profile.flush_latency_allocating.is_empty() && self.back(sector, sector + bytes / SECTOR as u64) {
+        let sectors = bytes / SECTOR as u64;
+        if self.sparse_backed() && self.back(sector, sector + sectors) {
             self.allocated_since_flush = true;
         }
         self.stats.fua_writes += fua as u64;
@@ -384,7 +388,6 @@ impl Device {
         if !cached || !self.profile.write_latency.is_empty() {
             cost += self.media_write_ns(sector, bytes);
         }
-        let sectors = bytes / SECTOR as u64;
         let kind = IoKind::Write { preflush, fua };
         let (id, mut done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
         if post_flush {
@@ -560,12 +563,11 @@ impl Device {
     /// and programs their data.
     fn flush_wait(&mut self, start: Ns) -> Ns {
         if !self.profile.flush_latency.is_empty() {
-            let allocating = std::mem::take(&mut self.allocated_since_flush);
-            let p = &self.profile;
-            let table = if allocating && !p.flush_latency_allocating.is_empty() {
-                p.flush_latency_allocating
+            // Only a sparse-backed device ever notes an allocating write.
+            let table = if std::mem::take(&mut self.allocated_since_flush) {
+                self.profile.flush_latency_allocating
             } else {
-                p.flush_latency
+                self.profile.flush_latency
             };
             return draw(table, &mut self.rng);
         }
