@@ -18,6 +18,7 @@ pub fn writer_label(s: &WriterState) -> &'static str {
         WriterState::GrantWait => "grant head wait",
         WriterState::Throttled => "CIL throttle",
         WriterState::CommitWait => "waiting for a commit record",
+        WriterState::PushFlushWait => "waiting for earlier CIL pushes",
         WriterState::PrevWait { .. } => "waiting for the previous iclog",
         WriterState::ForceWait { .. } => "log force",
         WriterState::DataWrite => "fsync data write",

@@ -57,7 +57,7 @@ pub fn writer(s: &WriterState) -> &'static str {
         WriterState::Thinking | WriterState::Stopped => LIGHT_GREY,
         WriterState::GrantWait => VERMILLION,
         WriterState::Throttled => YELLOW,
-        WriterState::CommitWait => BLUISH_GREEN,
+        WriterState::CommitWait | WriterState::PushFlushWait => BLUISH_GREEN,
         WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => BLUE,
         WriterState::DataWrite | WriterState::DataFlush => REDDISH_PURPLE,
         WriterState::MetaRead { .. } => ORANGE,

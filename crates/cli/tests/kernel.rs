@@ -103,21 +103,30 @@ fn fsync_forces_the_log_on_the_kernel_as_in_the_model() {
 }
 
 /// Seed 000's workload on the real kernel: 200 threads appending 128 KiB with O_DSYNC to a
-/// 44-AG filesystem with a 10 MiB log (which mkfs accepts only at that AG size). An append is
-/// two transactions on both sides, its timestamp update (`tr_fsyncts`) and its I/O
-/// completion's conversion (`tr_write`; the kernel's allocations add 0.2), and logs what the
-/// kernel's does within 20%: measured here, model 776 and kernel 728-743 bytes.
+/// 44-AG filesystem with a 10 MiB log (which mkfs accepts only at that AG size), the model on
+/// the loop device the kernel runs on. An append is two transactions on both sides, its
+/// timestamp update (`tr_fsyncts`) and its I/O completion's conversion (`tr_write`; the
+/// kernel's allocations add 0.2). A synchronous force first waits for the pushes in flight
+/// (`flush_workqueue`), so on both sides a checkpoint carries many appends (measured here:
+/// model 10, kernel 39-45; without that wait the model pushed one per force, under one append
+/// each). Bytes per append: model 577, kernel 708-748. `xfs_logprint -t` of the kernel's log
+/// shows why: an append's inode (56 + 176 bytes and its extents) is logged in two checkpoints
+/// 95% of the time, its two transactions split by later pushes while the I/O completion waits
+/// for a CPU (200 threads on 2); the model's kernel threads take no CPU (#17.2) and its two
+/// transactions share a checkpoint more often (1.4 inode items per append).
 #[test]
 fn an_o_dsync_append_logs_about_what_the_kernels_appends_log() {
     require_kernel!();
-    let v = compare(&["--preset", "seed-log-size", "--set", "device=nvme-x4", "--set", "duration=2s"]);
+    let v = compare(&["--preset", "seed-log-size", "--set", "device=vm-disk", "--set", "duration=2s"]);
     let (m, k) = (&v["model"], &v["kernel"]);
     let fsyncs = k["fsyncs"].as_f64().unwrap();
     assert!(fsyncs > 1000.0, "the kernel ran the appends: {k}");
     let appends = m["ops"].as_f64().unwrap();
+    let (mc, kc) = (appends / m["checkpoints"].as_f64().unwrap(), fsyncs / k["checkpoints"].as_f64().unwrap());
+    assert!(mc > 4.0 && kc > 4.0, "appends per checkpoint: model {mc:.1}, kernel {kc:.1}");
     let model = m["bytes_logged"].as_f64().unwrap() / appends;
     let kernel = k["bytes_logged"].as_f64().unwrap() / fsyncs;
-    assert!(model < 1.2 * kernel && kernel < 1.2 * model, "bytes per append: model {model:.0}, kernel {kernel:.0}");
+    assert!(model < 1.2 * kernel && kernel < 1.4 * model, "bytes per append: model {model:.0}, kernel {kernel:.0}");
     let (mt, kt) = (m["transactions"].as_f64().unwrap() / appends, k["transactions"].as_f64().unwrap() / fsyncs);
     assert!(
         (1.9..=2.1).contains(&mt) && (1.9..=2.6).contains(&kt),

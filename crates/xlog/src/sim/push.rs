@@ -127,6 +127,8 @@ pub(crate) struct Pusher {
     pub run_start_ns: Ns,
     /// Since when it has been in `state`.
     pub state_since: Ns,
+    /// Which push work it runs, in the order they were queued (`flush_workqueue`).
+    pub work_idx: u64,
 }
 
 impl Sim {
@@ -558,5 +560,6 @@ impl Sim {
         if self.push_queued.is_some() {
             self.push_dispatched(k as usize);
         }
+        self.wake_flush_wq_waiters();
     }
 }

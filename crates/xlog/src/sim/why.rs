@@ -49,6 +49,14 @@ impl Sim {
                 ));
                 self.why_push(&mut why);
             }
+            WriterState::PushFlushWait => {
+                why.push(
+                    "flush_workqueue: a synchronous log force waits for the CIL pushes already queued or running \
+                     before it queues its own"
+                        .to_string(),
+                );
+                self.why_push(&mut why);
+            }
             WriterState::CommitWait => {
                 why.push(format!("xc_commit_wait: checkpoint {}'s commit record is not written yet", wr.seq));
                 self.why_push(&mut why);

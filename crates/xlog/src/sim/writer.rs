@@ -24,6 +24,9 @@ pub enum WriterState {
     Throttled,
     /// `xlog_cil_force_seq`: waiting for a checkpoint's commit record (`xc_commit_wait`).
     CommitWait,
+    /// `xlog_cil_push_now` of a synchronous force: waiting for the pushes queued or running
+    /// when it came to finish (`flush_workqueue`) before queueing its own.
+    PushFlushWait,
     /// `xfs_log_force_seq` batching: waiting for the previous iclog's write.
     PrevWait {
         iclog: u32,
@@ -71,6 +74,8 @@ pub(crate) struct Writer {
     pub seq: u64,
     pub commit_lsn: Lsn,
     pub force_slept: bool,
+    /// The last push work queued when this writer's force began waiting on the pushes.
+    pub flush_wq_target: u64,
     /// The last log force started I/O on (or flagged) an iclog: fsync may skip its flush.
     pub log_flushed: bool,
     /// Version of the file data block last written.
@@ -93,6 +98,7 @@ impl Writer {
             seq: 0,
             commit_lsn: Lsn::ZERO,
             force_slept: false,
+            flush_wq_target: 0,
             log_flushed: false,
             data_version: 0,
             on_cpu: false,
@@ -119,6 +125,7 @@ impl Sim {
             WriterState::MetaRead { left } => self.meta_read(w, left),
             WriterState::Throttled => self.after_commit(w),
             WriterState::CommitWait => self.force_seq(w),
+            WriterState::PushFlushWait => self.force_seq_pushed(w),
             WriterState::PrevWait { .. } => self.xlog_force_lsn(w),
             WriterState::ForceWait { .. } => self.force_done(w),
             WriterState::DataWrite if self.o_dsync_append(w) => self.start_tx(w),
@@ -412,6 +419,9 @@ impl Sim {
     pub(super) fn queue_push(&mut self) {
         // Queueing pending work again is a no-op (`WORK_STRUCT_PENDING`): the first request's
         // time is when the work was queued.
+        if self.push_queued.is_none() {
+            self.push_works_queued += 1;
+        }
         self.push_queued.get_or_insert(self.now);
         if let Some(k) = self.pushers.iter().position(|p| p.state == super::PushState::Idle) {
             self.push_dispatched(k);
@@ -422,14 +432,48 @@ impl Sim {
     /// Model: a worker starts at once when free (it needs no CPU: `think_on_cpu`).
     pub(super) fn push_dispatched(&mut self, k: usize) {
         let queued = self.push_queued.take().unwrap_or(self.now);
+        self.pushers[k].work_idx = self.push_works_queued;
         self.counters.push_dispatch_ns.saturating_record(self.now - queued);
         self.set_push_state(k, super::PushState::Starting);
         self.pushers[k].run_start_ns = self.now;
         self.wake(pusher_task(k as u32));
     }
 
-    /// `xlog_cil_force_seq` for the writer's sequence, then `xlog_force_lsn`.
+    /// `xlog_cil_force_seq` for the writer's sequence, then `xlog_force_lsn`. Its
+    /// `xlog_cil_push_now` first waits for every push already queued or running
+    /// (`flush_workqueue`: "start on any pending background push to minimise wait time on
+    /// it"), so commits made meanwhile go out together in the next checkpoint.
     fn force_seq(&mut self, w: TaskId) {
+        let target = self.push_works_queued;
+        if self.push_works_pending(target) {
+            self.writers[w as usize].flush_wq_target = target;
+            self.flush_wq_waiters.push(w);
+            self.writers[w as usize].state = WriterState::PushFlushWait;
+            return;
+        }
+        self.force_seq_pushed(w)
+    }
+
+    /// Whether a push work numbered `target` or lower is queued or running.
+    pub(super) fn push_works_pending(&self, target: u64) -> bool {
+        (self.push_queued.is_some() && self.push_works_queued <= target)
+            || self.pushers.iter().any(|p| p.state != super::PushState::Idle && p.work_idx <= target)
+    }
+
+    /// A push work finished: the forces whose `flush_workqueue` it ends go on.
+    pub(super) fn wake_flush_wq_waiters(&mut self) {
+        let waiting = std::mem::take(&mut self.flush_wq_waiters);
+        for w in waiting {
+            if self.push_works_pending(self.writers[w as usize].flush_wq_target) {
+                self.flush_wq_waiters.push(w);
+            } else {
+                self.wake(w);
+            }
+        }
+    }
+
+    /// The rest of `xlog_cil_force_seq`, once the pushes before it are done.
+    fn force_seq_pushed(&mut self, w: TaskId) {
         let seq = self.writers[w as usize].seq;
         if seq == self.cil.ctx.sequence && !self.cil.ctx.items.is_empty() && self.cil.push_seq < seq {
             self.cil.push_seq = seq;
