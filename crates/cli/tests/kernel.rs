@@ -108,8 +108,9 @@ fn fsync_forces_the_log_on_the_kernel_as_in_the_model() {
 /// timestamp update (`tr_fsyncts`) and its I/O completion's conversion (`tr_write`; the
 /// kernel's allocations add 0.2). A synchronous force first waits for the pushes in flight
 /// (`flush_workqueue`), so on both sides a checkpoint carries many appends (measured here:
-/// model 10, kernel 39-45; without that wait the model pushed one per force, under one append
-/// each). Bytes per append: model 577, kernel 708-748. `xfs_logprint -t` of the kernel's log
+/// model 10; kernel 22-25 per push work run, 39-45 per commit iclog, so `checkpoints`, which
+/// counts commit iclogs, is a lower bound; without that wait the model pushed one per force,
+/// under one append each). Bytes per append: model 577, kernel 670-748. `xfs_logprint -t` of the kernel's log
 /// shows why: an append's inode (56 + 176 bytes and its extents) is logged in two checkpoints
 /// 95% of the time, its two transactions split by later pushes while the I/O completion waits
 /// for a CPU (200 threads on 2); the model's kernel threads take no CPU (#17.2) and its two
