@@ -275,6 +275,7 @@ impl Lab {
     /// Every disk state a crash now may leave (at most `budget`, sampled beyond), recovered
     /// from the device bytes and judged; `state` checks just that one (a crash link's).
     pub fn crash_now(&self, budget: u32, state: Option<u64>) -> CrashReport {
+        self.sim.borrow_mut().settle_crcs();
         let sim = self.sim.borrow();
         let mut report = CrashReport::default();
         let seed = sim.scenario().seed;
@@ -349,6 +350,7 @@ impl Lab {
     }
     /// A crash now with these fates for `at_risk()`, recovered and judged.
     pub fn check_chosen(&self, fates: &[Fate]) -> ChosenState {
+        self.sim.borrow_mut().settle_crcs();
         check_chosen_state(&self.sim.borrow(), fates)
     }
     /// The run's current event count (where a crash now would happen).

@@ -9,6 +9,7 @@
 //!   present or torn at sector granularity. Without a volatile cache, writes complete to
 //!   stable media and flushes are elided (as the block layer does).
 
+use crate::format::PendingCrc;
 use crate::scenario::DeviceBug;
 use crate::units::{Ns, NS_PER_SEC};
 use rand_core::{RngCore, SeedableRng};
@@ -141,6 +142,8 @@ pub struct IoReq {
     pub tag: u64,
     /// A PREFLUSH write's flush, when the block layer (or md) ran it: the write waits for it.
     pub flush_window: Option<(Ns, Ns)>,
+    /// A log record's CRC, stamped when its data is read (`data` has a zero CRC field).
+    pub crc: Option<PendingCrc>,
 }
 
 /// A completed write that has not reached stable media.
@@ -152,25 +155,29 @@ pub struct CachedWrite {
     /// As in `IoReq`: the first bytes of `bytes`, the rest zeros.
     pub data: Vec<u8>,
     pub bytes: u64,
+    pub crc: Option<PendingCrc>,
 }
 
 impl CachedWrite {
-    /// The whole write, zeros included.
+    /// The whole write, zeros included (and its record's CRC).
     pub fn full_data(&self) -> Vec<u8> {
-        padded(&self.data, self.bytes)
+        padded(&self.data, self.bytes, self.crc)
     }
 }
 
 impl IoReq {
-    /// The whole request's data, zeros included.
+    /// The whole request's data, zeros included (and its record's CRC).
     pub fn full_data(&self) -> Vec<u8> {
-        padded(&self.data, self.bytes)
+        padded(&self.data, self.bytes, self.crc)
     }
 }
 
-fn padded(data: &[u8], bytes: u64) -> Vec<u8> {
+fn padded(data: &[u8], bytes: u64, crc: Option<PendingCrc>) -> Vec<u8> {
     let mut v = data.to_vec();
     v.resize(bytes as usize, 0);
+    if let Some(c) = crc {
+        c.stamp(&mut v);
+    }
     v
 }
 
@@ -347,6 +354,28 @@ impl Device {
         self.submit_write_zero_filled(now, sector, data, bytes, flags, tag)
     }
 
+    /// Submits a log record's write whose CRC `crc` stamps when its data is read.
+    pub fn submit_record_write(
+        &mut self,
+        now: Ns,
+        sector: u64,
+        data: Vec<u8>,
+        flags: ReqFlags,
+        tag: u64,
+        crc: Option<PendingCrc>,
+    ) -> (u64, Ns) {
+        let r = self.submit_write(now, sector, data, flags, tag);
+        if let Some(q) = self.inflight.last_mut() {
+            q.crc = crc;
+        }
+        r
+    }
+
+    /// Stamps the CRCs of the log records on stable media (before recovery reads them).
+    pub fn settle_crcs(&mut self) {
+        self.stable.settle();
+    }
+
     /// Submits a write of `bytes` that begins with `data` and is zeros after it.
     pub fn submit_write_zero_filled(
         &mut self,
@@ -454,6 +483,7 @@ impl Device {
             flush_mark: self.next_cseq,
             tag,
             flush_window: None,
+            crc: None,
         };
         self.push_inflight(req);
         self.note(DevIo::Submit { id, flush: true });
@@ -517,6 +547,7 @@ impl Device {
             flush_mark: self.next_cseq,
             tag,
             flush_window: None,
+            crc: None,
         };
         self.push_inflight(req);
         let flush = matches!(kind, IoKind::Flush | IoKind::Write { preflush: true, .. });
@@ -766,7 +797,7 @@ impl Device {
                 }
                 let stable = !self.profile.volatile_cache || (fua && self.bug != DeviceBug::FuaIgnored);
                 if stable {
-                    self.stable.write_zero_filled(req.sector, &req.data, req.bytes);
+                    self.stable.write_record(req.sector, &req.data, req.bytes, req.crc);
                 } else {
                     // A FUA write left in the cache breaks the device's own promise.
                     self.stats.semantics_violations += fua as u64;
@@ -777,6 +808,7 @@ impl Device {
                         sector: req.sector,
                         data: std::mem::take(&mut req.data),
                         bytes: req.bytes,
+                        crc: req.crc,
                     });
                     self.next_cseq += 1;
                 }
@@ -799,7 +831,7 @@ impl Device {
             }
             let w = self.cache.pop_front().expect("front exists");
             self.cached_bytes -= w.bytes;
-            self.stable.write_zero_filled(w.sector, &w.data, w.bytes);
+            self.stable.write_record(w.sector, &w.data, w.bytes, w.crc);
         }
     }
 

@@ -230,6 +230,24 @@ pub fn xlog_cksum(rec: &[u8], heads: usize, h_len: usize) -> u32 {
     crate::crc::crc32c_append(crc, &rec[data..data + h_len])
 }
 
+/// A record whose CRC is not written yet (`xlog_cksum`, computed when something first reads
+/// the record's header: a run no one recovers from never pays for it). The record spans
+/// `sectors` from its header, `heads` of them headers, and its CRC covers `h_len` data bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingCrc {
+    pub heads: u32,
+    pub h_len: u32,
+    pub sectors: u32,
+}
+
+impl PendingCrc {
+    /// Writes the CRC of `rec` (the whole record as written, CRC field zero) into its header.
+    pub fn stamp(self, rec: &mut [u8]) {
+        let crc = xlog_cksum(rec, self.heads as usize, self.h_len as usize);
+        rec[rh::CRC..rh::CRC + 4].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
 /// The cycle number a sector carries: its first word, or the second if the first is the
 /// header magic (`xlog_get_cycle`).
 pub fn sector_cycle(s: &[u8]) -> u32 {

@@ -135,6 +135,9 @@ pub struct Record {
     pub roundoff: u32,
     /// Blocks that fit before the physical end of the log; the rest wrap to block 0.
     pub split_bb: Option<u32>,
+    /// The CRC still to stamp into `bytes` (its field is zero until then); a split record's
+    /// is stamped at once, as its two writes go their own ways.
+    pub crc: Option<format::PendingCrc>,
 }
 
 /// Builds the on-disk record for an iclog: header, extended headers, cycle-stamped data,
@@ -185,9 +188,11 @@ pub fn xlog_pack_record(geo: &Geometry, ic: &Iclog, uuid: &[u8; 16]) -> Record {
     } else {
         None
     };
-    let crc = format::xlog_cksum(&b, heads, h_len as usize);
-    b[rh::CRC..rh::CRC + 4].copy_from_slice(&crc.to_le_bytes());
-    Record { bytes: b, bno, roundoff, split_bb }
+    let crc = format::PendingCrc { heads: heads as u32, h_len, sectors: count / BBSIZE };
+    if split_bb.is_some() {
+        crc.stamp(&mut b);
+    }
+    Record { bytes: b, bno, roundoff, crc: split_bb.is_none().then_some(crc), split_bb }
 }
 
 #[cfg(test)]

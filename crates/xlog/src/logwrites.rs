@@ -144,6 +144,7 @@ mod tests {
             flush_mark: 0,
             tag: 0,
             flush_window: None,
+            crc: None,
         }
     }
 

@@ -65,6 +65,7 @@ pub struct Layer<'a> {
 
 impl<'a> Layer<'a> {
     pub fn new(base: &'a SectorMap) -> Layer<'a> {
+        debug_assert_eq!(base.crcs_pending(), 0, "recovery reads media with every CRC stamped (settle_crcs)");
         Layer { base, over: SectorMap::new(), survivors: None }
     }
 

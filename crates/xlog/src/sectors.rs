@@ -4,6 +4,7 @@
 //! only up to its last sector that is not all zeros: a metadata block (a header, then zeros)
 //! costs one sector, not eight.
 
+use crate::format::PendingCrc;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -20,6 +21,9 @@ struct Page {
 }
 
 const PAGE: usize = SECTOR * PER_PAGE as usize;
+/// The most sectors a log record spans (256 KiB of data and its headers), for finding the
+/// records a write lands in.
+const MAX_RECORD_SECTORS: u64 = 1024;
 static ZERO_SECTOR: [u8; SECTOR] = [0; SECTOR];
 
 /// `bytes` without its trailing all-zero sectors.
@@ -36,6 +40,10 @@ fn trimmed(bytes: &[u8]) -> Vec<u8> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SectorMap {
     pages: BTreeMap<u64, Page>,
+    /// Log records written here whose CRC is not stamped yet, by header sector: their bytes
+    /// are all still here (a write over any of them stamps it first, or drops it with the
+    /// header). `settle` stamps them all.
+    crcs: BTreeMap<u64, PendingCrc>,
 }
 
 impl SectorMap {
@@ -45,6 +53,64 @@ impl SectorMap {
 
     /// Writes whole sectors starting at `sector` (`data` a multiple of 512 bytes).
     pub fn write(&mut self, sector: u64, data: &[u8]) {
+        self.settle_overlapping(sector, sector + data.len().div_ceil(SECTOR) as u64);
+        self.put(sector, data);
+    }
+
+    /// Writes a log record (`bytes` from `data`, then zeros) whose CRC is `crc`'s to stamp
+    /// when something reads it (`None`: stamped already).
+    pub fn write_record(&mut self, sector: u64, data: &[u8], bytes: u64, crc: Option<PendingCrc>) {
+        self.write_zero_filled(sector, data, bytes);
+        if let Some(c) = crc {
+            self.crcs.insert(sector, c);
+        }
+    }
+
+    /// Log records with a CRC still to stamp.
+    pub fn crcs_pending(&self) -> usize {
+        self.crcs.len()
+    }
+
+    /// Stamps every pending CRC: what recovery reads must carry them.
+    pub fn settle(&mut self) {
+        while let Some((&h, &c)) = self.crcs.first_key_value() {
+            self.settle_one(h, c);
+        }
+    }
+
+    /// Before a write over `[from, to)`: a record it overwrites in part gets its CRC from the
+    /// bytes it still has; one whose header it overwrites is gone, and needs none.
+    fn settle_overlapping(&mut self, from: u64, to: u64) {
+        if self.crcs.is_empty() {
+            return;
+        }
+        let hit: Vec<(u64, PendingCrc)> = self
+            .crcs
+            .range(from.saturating_sub(MAX_RECORD_SECTORS)..to)
+            .filter(|&(&h, c)| h + c.sectors as u64 > from)
+            .map(|(&h, &c)| (h, c))
+            .collect();
+        for (h, c) in hit {
+            match h >= from {
+                true => {
+                    self.crcs.remove(&h);
+                }
+                false => self.settle_one(h, c),
+            }
+        }
+    }
+
+    fn settle_one(&mut self, header: u64, c: PendingCrc) {
+        self.crcs.remove(&header);
+        let mut rec = Vec::with_capacity(c.sectors as usize * SECTOR);
+        for k in 0..c.sectors as u64 {
+            rec.extend_from_slice(self.get(header + k).unwrap_or(&ZERO_SECTOR));
+        }
+        c.stamp(&mut rec);
+        self.put(header, &rec[..SECTOR]);
+    }
+
+    fn put(&mut self, sector: u64, data: &[u8]) {
         let (mut s, mut rest) = (sector, data);
         // One page lookup (and at most one copy on write) per page touched, not per sector.
         while !rest.is_empty() {
@@ -74,13 +140,19 @@ impl SectorMap {
 
     /// Writes `bytes` at `sector`: `data`, then zeros.
     pub fn write_zero_filled(&mut self, sector: u64, data: &[u8], bytes: u64) {
-        self.write(sector, data);
+        self.settle_overlapping(sector, sector + bytes / SECTOR as u64);
+        self.put(sector, data);
         let written = data.len() as u64 / SECTOR as u64;
-        self.write_zeros(sector + written, bytes / SECTOR as u64 - written);
+        self.put_zeros(sector + written, bytes / SECTOR as u64 - written);
     }
 
     /// Writes `n` sectors of zeros at `sector`: whole pages become empty pages, no buffers.
     pub fn write_zeros(&mut self, sector: u64, n: u64) {
+        self.settle_overlapping(sector, sector + n);
+        self.put_zeros(sector, n);
+    }
+
+    fn put_zeros(&mut self, sector: u64, n: u64) {
         let (mut s, end) = (sector, sector + n);
         while s < end {
             let first = s % PER_PAGE;
@@ -218,6 +290,46 @@ mod tests {
         assert_eq!((m.get(13).unwrap()[0], m.get(12).unwrap()[0], m.get(14).unwrap()[0]), (9, 0, 0));
         m.write(0, &[0u8; 4096]);
         assert_eq!(m.get(0).map(|s| s[0]), Some(0), "an all-zero page is written, and empty");
+    }
+
+    /// A record of `sectors` with a header carrying magic and a zero CRC field, then data.
+    fn record(sectors: u32, fill: u8) -> (Vec<u8>, PendingCrc) {
+        let mut r = vec![fill; sectors as usize * SECTOR];
+        r[..SECTOR].fill(0);
+        r[0] = 0xfe;
+        let c = PendingCrc { heads: 1, h_len: (sectors - 1) * SECTOR as u32, sectors };
+        (r, c)
+    }
+
+    fn stamped(mut r: Vec<u8>, c: PendingCrc) -> Vec<u8> {
+        c.stamp(&mut r);
+        r
+    }
+
+    #[test]
+    fn a_pending_crc_is_the_written_records_whatever_overwrites_it_later() {
+        let (rec, c) = record(6, 7);
+        let want = stamped(rec.clone(), c);
+        assert_ne!(&want[crate::format::rh::CRC..crate::format::rh::CRC + 4], &[0; 4]);
+        // Settled as written.
+        let mut m = SectorMap::new();
+        m.write_record(10, &rec, rec.len() as u64, Some(c));
+        assert_eq!((m.crcs_pending(), &m.get(10).unwrap()[..]), (1, &rec[..SECTOR]), "not stamped yet");
+        let mut a = m.clone();
+        a.settle();
+        assert_eq!((a.crcs_pending(), &a.get(10).unwrap()[..]), (0, &want[..SECTOR]));
+        // A later write over its data (not its header) stamps it from the bytes it had.
+        let mut b = m.clone();
+        b.write(13, &[9u8; 2 * SECTOR]);
+        assert_eq!((b.crcs_pending(), &b.get(10).unwrap()[..]), (0, &want[..SECTOR]));
+        b.write_zeros(11, 1);
+        assert_eq!(&b.get(10).unwrap()[..], &want[..SECTOR], "stamped once");
+        // A write over its header leaves no record there: nothing to stamp.
+        let mut d = m.clone();
+        d.write(9, &[5u8; 2 * SECTOR]);
+        assert_eq!((d.crcs_pending(), d.get(10).unwrap()[0]), (0, 5));
+        // The original is untouched by its clones' writes.
+        assert_eq!((m.crcs_pending(), m.get(13).unwrap()[0]), (1, 7));
     }
 
     #[test]

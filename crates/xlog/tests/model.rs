@@ -126,6 +126,7 @@ fn recovery_after_clean_unmount_finds_an_unmount_record_and_every_item_in_place(
     let mut sim = Sim::new(&small()).unwrap();
     sim.run();
     sim.unmount();
+    sim.settle_crcs();
     let rep = recover(&image(&sim)).unwrap();
     assert!(rep.clean, "{rep:?}");
     for item in sim.items().iter().filter(|i| i.version > 0) {
@@ -138,6 +139,7 @@ fn recovery_from_stable_media_only_replays_a_prefix_covering_every_acknowledged_
     let mut sim = Sim::new(&small()).unwrap();
     sim.run_until(300 * NS_PER_MS);
     // Crash: nothing in the volatile caches or in flight survives.
+    sim.settle_crcs();
     let rep = recover(&image(&sim)).unwrap();
     assert!(rep.transactions_replayed > 0);
     let h = sim.history();
@@ -153,7 +155,8 @@ fn recovery_from_stable_media_only_replays_a_prefix_covering_every_acknowledged_
 
 #[test]
 fn recovery_of_an_empty_log_is_empty() {
-    let sim = Sim::new(&small()).unwrap();
+    let mut sim = Sim::new(&small()).unwrap();
+    sim.settle_crcs();
     let rep = recover(&image(&sim)).unwrap();
     assert!(rep.empty);
     assert_eq!(rep.transactions_replayed, 0);
@@ -171,10 +174,11 @@ fn recovery_trims_a_torn_head_record() {
             break r.clone();
         }
     };
+    sim.settle_crcs();
     let mut img = image(&sim);
     // Tear it: only its first sector (the record header) lands.
     let mut over = SectorMap::new();
-    over.write(req.sector, &req.data[..512]);
+    over.write(req.sector, &req.full_data()[..512]);
     img.devs[0].over = over;
     let rep = recover(&img).unwrap();
     let torn_blk = (req.sector - sim.log_start_sector()) as u32;

@@ -135,6 +135,7 @@ pub fn explore_point(
     cache: &mut RunCache,
     report: &mut CrashReport,
 ) {
+    let sim = &*settled(sim);
     report.crash_points += 1;
     cache.index.sync(sim.history());
     let event = sim.events();
@@ -227,6 +228,7 @@ pub struct ChosenState {
 /// keeps those before it); a surviving PREFLUSH write keeps what its flush covered; a torn
 /// write keeps its first half. Then recovery and every invariant, as the explorer checks them.
 pub fn check_chosen_state(sim: &Sim, fates: &[Fate]) -> ChosenState {
+    let sim = &*settled(sim);
     let ch = choices(sim);
     let ndev = sim.devices().len();
     let cand = index_choices(ndev, &ch);
@@ -291,6 +293,19 @@ fn sim_level(sim: &Sim) -> Vec<Invariant> {
     .into_iter()
     .filter_map(|(bad, n)| bad.then_some(n))
     .collect()
+}
+
+/// `sim` with every log record's CRC on its stable media: itself when settled (the explorers
+/// settle their runs as they go, `Sim::settle_crcs`), else a settled copy.
+fn settled(sim: &Sim) -> std::borrow::Cow<'_, Sim> {
+    match sim.crcs_pending() {
+        0 => std::borrow::Cow::Borrowed(sim),
+        _ => {
+            let mut c = sim.clone();
+            c.settle_crcs();
+            std::borrow::Cow::Owned(c)
+        }
+    }
 }
 
 /// The log as every state at this crash point reads it outside the candidate writes.
@@ -411,6 +426,7 @@ mod tests {
             let mut pages = LogPageCache::default();
             for at in CrashPlan::even_points(40_000, 24) {
                 while sim.events() < at && sim.step().is_some() {}
+                sim.settle_crcs();
                 let ch = choices(&sim);
                 let cand = index_choices(sim.devices().len(), &ch);
                 let space = StateSpace::new(&ch, sim.devices().len(), model == "prefix");

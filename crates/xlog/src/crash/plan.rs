@@ -106,6 +106,7 @@ impl CrashPlan {
                 progress(0, mine.len() as u64);
                 for (p, &at) in mine.iter().enumerate() {
                     while sim.events() < at && sim.step().is_some() {}
+                    sim.settle_crcs();
                     explore_point(&sim, budget, s.seed, None, &mut cache, &mut report);
                     progress(p as u64 + 1, mine.len() as u64);
                 }
@@ -120,6 +121,7 @@ impl CrashPlan {
                             .any(|e| matches!(e.kind, TraceKind::DevSubmit { .. } | TraceKind::DevComplete { .. })),
                     };
                     if io {
+                        sim.settle_crcs();
                         explore_point(&sim, budget, s.seed, None, &mut cache, &mut report);
                     }
                     progress(sim.events(), total);
@@ -131,6 +133,7 @@ impl CrashPlan {
                 if sim.events() != event {
                     return Err(format!("crash_event: {event} is past the run's last event ({})", sim.events()));
                 }
+                sim.settle_crcs();
                 explore_point(&sim, budget, s.seed, state, &mut cache, &mut report);
             }
         }
@@ -156,6 +159,7 @@ pub fn explore_events(s: &Scenario, events: &[u64], budget: u32) -> Result<Vec<P
     for &at in events {
         while sim.events() < at && sim.step().is_some() {}
         let mut report = CrashReport::default();
+        sim.settle_crcs();
         explore_point(&sim, budget as u64, s.seed, None, &mut cache, &mut report);
         out.push(PointReport { event: sim.events(), t_ns: sim.now(), report });
     }

@@ -427,17 +427,32 @@ impl Sim {
         }
     }
 
+    /// Stamps the CRCs still pending on stable media (`PendingCrc`): recovery reads only
+    /// settled devices. Cheap when nothing is pending; the cache's writes stamp their own.
+    pub fn settle_crcs(&mut self) {
+        for d in &mut self.devs {
+            d.settle_crcs();
+        }
+    }
+
+    /// Log records whose CRC is still to stamp on stable media.
+    pub fn crcs_pending(&self) -> usize {
+        self.devs.iter().map(|d| d.stable().crcs_pending()).sum()
+    }
+
     /// The log region as the host would read it now (device cache over stable media).
     pub fn log_region(&self) -> Vec<u8> {
         let dev = &self.devs[0];
+        let mut stable = dev.stable().clone();
+        stable.settle();
         let mut cached = SectorMap::new();
         for w in dev.cached() {
-            cached.write_zero_filled(w.sector, &w.data, w.bytes);
+            cached.write(w.sector, &w.full_data());
         }
         let (start, end) = (self.log_start, self.log_start + self.geo.log_bb as u64);
         let bb = BBSIZE as usize;
         let mut out = vec![0u8; self.geo.log_bb as usize * bb];
-        for layer in [dev.stable(), &cached] {
+        for layer in [&stable, &cached] {
             for s in layer.sectors_in(start, end) {
                 if let Some(d) = layer.get(s) {
                     let o = (s - start) as usize * bb;
