@@ -159,3 +159,18 @@ test('on disks the devices panel says what a cache flush would wait for; flash h
   assert.equal(await page.locator('[data-key="log-destage"]').count(), 0, 'flash pays at the flush instead');
   assert.deepEqual(errors, []);
 });
+
+test('the tasks legend counts the writers by what they wait for', async () => {
+  const { page, errors } = browser;
+  // 200 O_DSYNC appenders 40 ms in: most wait in flush_workqueue for the push in flight.
+  await page.goto(server.url + '?preset=sync-append&at=40ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  await page.waitForFunction(() => /earlier CIL pushes/.test(document.querySelector('[data-testid="task-legend"]')?.textContent ?? ''), null, { timeout: 20000 });
+  const items = await page.locator('[data-testid="task-legend"] span').allTextContents();
+  const total = items.reduce((sum, t) => sum + Number(t.split(' ')[0]), 0);
+  assert.equal(total, await page.locator('[data-testid="task"]').count(), items.join(' | '));
+  const counts = items.map((t) => Number(t.split(' ')[0]));
+  assert.deepEqual(counts, [...counts].sort((a, b) => b - a), 'most writers first');
+  await page.locator('[data-testid="tasks"]').screenshot({ path: path.join(ARTIFACTS, 'panel-tasks-sync-append.png') });
+  assert.deepEqual(errors, []);
+});

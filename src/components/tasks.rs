@@ -13,6 +13,21 @@ pub struct TasksProps {
     pub view: Rc<View>,
 }
 
+/// What the writers are doing now, most writers first: (state in words, its colour, writers).
+/// States that share a colour are told apart by their words.
+fn tally(states: &[xlog::WriterState]) -> Vec<(&'static str, &'static str, usize)> {
+    let mut v: Vec<(&'static str, &'static str, usize)> = Vec::new();
+    for s in states {
+        let label = writer_label(s);
+        match v.iter_mut().find(|e| e.0 == label) {
+            Some(e) => e.2 += 1,
+            None => v.push((label, palette::writer(s), 1)),
+        }
+    }
+    v.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));
+    v
+}
+
 #[function_component(TasksPanel)]
 pub fn tasks_panel(p: &TasksProps) -> Html {
     let lab = use_context::<Lab>().expect("TasksPanel sits inside the lab's context");
@@ -34,6 +49,11 @@ pub fn tasks_panel(p: &TasksProps) -> Html {
                             onclick={Callback::from(move |_: MouseEvent| lab.select(w))}>
                         </button>
                     }
+                }) }
+            </div>
+            <div class="legend" data-testid="task-legend">
+                { for tally(&p.view.writer_states).into_iter().map(|(label, colour, n)| html! {
+                    <span style={format!("--c:{colour}")}>{ format!("{n} {label}") }</span>
                 }) }
             </div>
             if let Some(w) = selected {
