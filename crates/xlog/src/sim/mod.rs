@@ -117,9 +117,10 @@ pub struct Sim {
     /// A push was requested and no worker has taken it yet (`queue_work`): since when.
     push_queued: Option<Ns>,
     /// Push works queued so far (a pending one is the last); forces waiting in
-    /// `flush_workqueue` for those up to their `flush_wq_target` to finish.
+    /// `flush_workqueue` for those up to their `flush_wq_target` to finish, in the order they
+    /// came (so by target: the ones a finished push releases are a prefix).
     push_works_queued: u64,
-    flush_wq_waiters: Vec<TaskId>,
+    flush_wq_waiters: std::collections::VecDeque<TaskId>,
     items: Vec<Item>,
     /// The first item a create allocated (`alloc_item`), the most the run creates, and
     /// how many creates reused one.
@@ -223,7 +224,7 @@ impl Sim {
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
             push_queued: None,
             push_works_queued: 0,
-            flush_wq_waiters: Vec::new(),
+            flush_wq_waiters: std::collections::VecDeque::new(),
             first_created: nitems,
             inode_cap,
             inodes_reused: 0,

@@ -447,7 +447,7 @@ impl Sim {
         let target = self.push_works_queued;
         if self.push_works_pending(target) {
             self.writers[w as usize].flush_wq_target = target;
-            self.flush_wq_waiters.push(w);
+            self.flush_wq_waiters.push_back(w);
             self.writers[w as usize].state = WriterState::PushFlushWait;
             return;
         }
@@ -460,15 +460,16 @@ impl Sim {
             || self.pushers.iter().any(|p| p.state != super::PushState::Idle && p.work_idx <= target)
     }
 
-    /// A push work finished: the forces whose `flush_workqueue` it ends go on.
+    /// A push work finished: the forces whose `flush_workqueue` it ends go on. Whether works
+    /// up to a target are pending only falls as the target does, and waiters queue by target,
+    /// so those released are the front ones (2000 writers: no scan of every waiter).
     pub(super) fn wake_flush_wq_waiters(&mut self) {
-        let waiting = std::mem::take(&mut self.flush_wq_waiters);
-        for w in waiting {
+        while let Some(&w) = self.flush_wq_waiters.front() {
             if self.push_works_pending(self.writers[w as usize].flush_wq_target) {
-                self.flush_wq_waiters.push(w);
-            } else {
-                self.wake(w);
+                break;
             }
+            self.flush_wq_waiters.pop_front();
+            self.wake(w);
         }
     }
 
