@@ -172,6 +172,15 @@ impl IoReq {
     }
 }
 
+/// Writes a pending CRC into a write's own bytes (they begin with the record's header).
+fn stamp_in_place(data: &mut [u8], bytes: u64, crc: &mut Option<PendingCrc>) {
+    if let Some(c) = crc.take() {
+        let full = padded(data, bytes, Some(c));
+        let at = crate::format::rh::CRC;
+        data[at..at + 4].copy_from_slice(&full[at..at + 4]);
+    }
+}
+
 fn padded(data: &[u8], bytes: u64, crc: Option<PendingCrc>) -> Vec<u8> {
     let mut v = data.to_vec();
     v.resize(bytes as usize, 0);
@@ -371,9 +380,17 @@ impl Device {
         r
     }
 
-    /// Stamps the CRCs of the log records on stable media (before recovery reads them).
+    /// Stamps the CRCs of the log records this device holds (before recovery reads them):
+    /// on stable media, and in the cache's and in-flight writes' own bytes, so a crash
+    /// explorer reading them at point after point computes each once.
     pub fn settle_crcs(&mut self) {
         self.stable.settle();
+        for w in &mut self.cache {
+            stamp_in_place(&mut w.data, w.bytes, &mut w.crc);
+        }
+        for r in &mut self.inflight {
+            stamp_in_place(&mut r.data, r.bytes, &mut r.crc);
+        }
     }
 
     /// Submits a write of `bytes` that begins with `data` and is zeros after it.
