@@ -353,3 +353,29 @@ test('plots draw a metric over the run so far and switch metrics', async () => {
   await page.locator('[data-testid="plots"]').screenshot({ path: path.join(ARTIFACTS, 'plots.png') });
   assert.deepEqual(errors, []);
 });
+
+test('a link opens on the run that led to it: the plot starts at 0 and time travel goes back before it', async () => {
+  const { page, errors } = browser;
+  await page.goto(server.url + '?preset=cil-throttle-32mb&at=150ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const plots = await page.$eval('[data-testid="plots"]', (e) => ({ ...e.dataset }));
+  assert.equal(Number(plots.fromMs), 0, 'the plot begins at the run\'s start');
+  assert.equal(Number(plots.toMs), 150, 'and ends where the link opens');
+  assert.ok(Number(plots.points) >= 200, `the way there is sampled (${plots.points} points)`);
+  assert.equal(await page.locator('[data-testid="plot-empty"]').count(), 0);
+  assert.equal(await page.getAttribute('[data-testid="scrub"]', 'min'), '0', 'the scrubber reaches back to the start');
+  // Scrub back to 60 ms, before the link's moment: the state of the straight run there.
+  await page.$eval('[data-testid="scrub"]', (el) => { el.value = '60000'; el.dispatchEvent(new Event('change', { bubbles: true })); });
+  await page.waitForFunction(() => document.querySelector('#lab').dataset.simNs === '60000000');
+  const target = process.env.CARGO_TARGET_DIR ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'target');
+  const bin = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
+  const native = JSON.parse(execFileSync(bin, ['run', '--preset', 'cil-throttle-32mb', '--until', '60ms', '--json']).toString());
+  assert.equal(await page.getAttribute('#lab', 'data-trace-hash'), native.trace_hash, 'back in the run that led to the link');
+  // Stepping on from there reads each event (milestones): the next throttle wait is found
+  // within the second, so the run stops on it, well before the link's 150 ms.
+  await page.click('[data-testid="step-to-throttlewait"]');
+  await page.waitForFunction(() => BigInt(document.querySelector('#lab').dataset.simNs) > 60_000_000n);
+  assert.equal(await page.locator('[data-testid="step-to-note"]').count(), 0, 'a throttle wait was found');
+  assert.ok(Number(await page.textContent('[data-key="throttle-depth"]')) >= 1, 'a committer now waits on xc_push_wait');
+  assert.deepEqual(errors, []);
+});

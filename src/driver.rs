@@ -414,30 +414,56 @@ fn frame_of(
     }
 }
 
+/// Samples the plots take, and snapshots time travel is offered, on the way to where a link
+/// opens: a shared link's page shows the run that led there and can go back into it.
+const OPEN_SAMPLES: u64 = 400;
+
 /// Builds the simulation the page opened with and runs it to `at` (the same events as one
-/// `run_until(at)`, so its trace hash equals `loglab run --until`).
-fn build(opened: &Opened) -> (Sim, Option<String>) {
+/// `run_until(at)`, so its trace hash equals `loglab run --until`), sampling the plots and
+/// keeping time-travel snapshots from the start.
+fn build(opened: &Opened, series: &mut Series) -> (Sim, Keyframes, Option<String>) {
     let made = Sim::new(&opened.scenario).and_then(|mut sim| {
         sim.keep_timeline(TIMELINE_RECORD);
+        let mut keyframes = Keyframes::new(&sim);
+        let mut sample = |sim: &Sim| {
+            series.push(&sim.view(), &sim.metrics());
+            keyframes.offer(sim);
+        };
+        sim.set_keep_trace(false);
+        if opened.at.is_some() || opened.crash.is_some() {
+            sample(&sim);
+        }
         if let Some(at) = opened.at {
-            sim.set_keep_trace(false);
-            sim.run_until(at);
-            sim.set_keep_trace(true);
+            let from = sim.now();
+            for i in 1..=OPEN_SAMPLES {
+                // Slices run the events one `run_until(at)` runs, in the same order.
+                sim.run_until(from + ((at - from) as u128 * i as u128 / OPEN_SAMPLES as u128) as Ns);
+                sample(&sim);
+            }
         }
         if let Some(c) = opened.crash {
             // As `loglab crash` replays a link: the same run, stopped on that event.
-            sim.set_keep_trace(false);
-            while sim.events() < c.event && sim.step().is_some() {}
-            sim.set_keep_trace(true);
+            let every = (c.event / OPEN_SAMPLES).max(1);
+            while sim.events() < c.event && sim.step().is_some() {
+                if sim.events() % every == 0 {
+                    sample(&sim);
+                }
+            }
             if sim.events() != c.event {
                 return Err(format!("crash_event: {} is past the run's last event ({})", c.event, sim.events()));
             }
         }
-        Ok(sim)
+        sim.set_keep_trace(true);
+        Ok((sim, keyframes))
     });
     match made {
-        Ok(sim) => (sim, None),
-        Err(e) => (Sim::new(&Scenario::default()).expect("the default scenario is valid"), Some(e)),
+        Ok((sim, keyframes)) => (sim, keyframes, None),
+        Err(e) => {
+            *series = Series::default();
+            let sim = Sim::new(&Scenario::default()).expect("the default scenario is valid");
+            let keyframes = Keyframes::new(&sim);
+            (sim, keyframes, Some(e))
+        }
     }
 }
 
@@ -452,8 +478,7 @@ pub fn use_lab(state: UseReducerHandle<LabState>) -> Lab {
     let (sim, keyframes, error) = built
         .borrow_mut()
         .get_or_insert_with(|| {
-            let (sim, e) = build(&opened);
-            let k = Keyframes::new(&sim);
+            let (sim, k, e) = build(&opened, &mut series.borrow_mut());
             (Rc::new(RefCell::new(sim)), Rc::new(RefCell::new(k)), e)
         })
         .clone();

@@ -88,7 +88,10 @@ impl Keyframes {
     pub fn seek(&self, t: Ns) -> Sim {
         let i = self.frames.partition_point(|f| f.now() <= t).saturating_sub(1);
         let mut sim = self.frames[i].clone();
+        sim.set_keep_trace(false);
         sim.run_until(t);
+        // The lab reads each step's events (snapshots taken while opening a link kept none).
+        sim.set_keep_trace(true);
         sim
     }
 
@@ -125,6 +128,23 @@ mod tests {
             straight.run_until(t);
             assert_eq!((back.now(), back.events(), back.trace_hash()), (t, straight.events(), straight.trace_hash()));
         }
+    }
+
+    /// Opening a link runs to its moment without keeping each step's events; a sim restored
+    /// from those snapshots must keep them again (milestones and narration read them).
+    #[test]
+    fn a_snapshot_taken_without_the_trace_restores_with_it() {
+        let s = find_preset("small-crash").unwrap();
+        let mut sim = Sim::new(&s).unwrap();
+        sim.set_keep_trace(false);
+        let mut k = Keyframes::new(&sim);
+        k.every = 200;
+        for ms in 1..=10 {
+            sim.run_until(ms * NS_PER_MS);
+            k.offer(&sim);
+        }
+        let mut back = k.seek(5 * NS_PER_MS);
+        assert!((0..100).any(|_| back.step().is_some_and(|evs| !evs.is_empty())), "steps report their events");
     }
 
     #[test]

@@ -92,10 +92,14 @@ pub fn plots(p: &PlotsProps) -> Html {
             }
         })
     };
-    let last = p.series.get(*which).and_then(|s| s.last()).map_or(0.0, |x| x.1);
-    let points = p.series.get(*which).map_or(0, |s| s.len());
+    let shown = p.series.get(*which);
+    let last = shown.and_then(|s| s.last()).map_or(0.0, |x| x.1);
+    let points = shown.map_or(0, |s| s.len());
+    let ms = |x: Option<&(f64, f64)>| x.map(|x| format!("{:.3}", x.0));
+    let (from_ms, to_ms) = (ms(shown.and_then(|s| s.first())), ms(shown.and_then(|s| s.last())));
     html! {
-        <div class="panel" data-testid="plots" style="margin-top:14px">
+        <div class="panel" data-testid="plots" style="margin-top:14px" data-points={points.to_string()}
+            data-from-ms={from_ms} data-to-ms={to_ms}>
             <h2>{ "over time" }</h2>
             <div class="controls">
                 <select data-testid="plot-metric" onchange={on_pick} aria-label="metric to plot">
@@ -108,7 +112,7 @@ pub fn plots(p: &PlotsProps) -> Html {
             <canvas ref={canvas} role="img" aria-label={format!("{} over virtual time, now {last:.2}", PLOTS[*which].0)}
                 style={format!("width:100%;max-width:{CSS_W}px;aspect-ratio:{CSS_W}/{CSS_H};display:block;margin-top:6px")} />
             if points < 2 {
-                <p class="muted" data-testid="plot-empty">{ "The plot draws the run from the moment this page opened: press Play." }</p>
+                <p class="muted" data-testid="plot-empty">{ "The plot draws the run as it goes: press Play." }</p>
             }
         </div>
     }
