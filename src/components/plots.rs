@@ -34,7 +34,10 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, points: &[(f64, f64)], label: &s
     let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
     root.fill(&WHITE).ok()?;
     let pts = decimate(points, (CSS_W * scale / 2.0) as usize);
-    let (x0, x1) = (pts.first().map_or(0.0, |p| p.0), pts.last().map_or(1.0, |p| p.0).max(1e-3));
+    let x0 = pts.first().map_or(0.0, |p| p.0);
+    // Before the run has two samples, an axis of a millisecond from where it stands (a span of
+    // nothing would label every tick alike).
+    let x1 = if pts.len() < 2 { x0 + 1.0 } else { pts[pts.len() - 1].0.max(x0 + 1e-3) };
     let top = pts.iter().map(|p| p.1).fold(0.0f64, f64::max);
     // An all-zero series still gets a readable axis.
     let ymax = if top > 0.0 { top * 1.1 } else { 1.0 };
@@ -48,6 +51,8 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, points: &[(f64, f64)], label: &s
     };
     let mut chart = ChartBuilder::on(&root)
         .margin(8.0 * scale)
+        // Room for the last time label, centred on the axis's end.
+        .margin_right(24.0 * scale)
         .x_label_area_size(36.0 * scale)
         .y_label_area_size(60.0 * scale)
         .build_cartesian_2d(x0..x1, 0.0..ymax)
