@@ -38,7 +38,7 @@ fn xfsaild_state(a: &AilView) -> String {
 pub fn ail_panel(p: &AilProps) -> Html {
     let a = &p.ail;
     let state = |pinned: bool, flushing: bool| match (pinned, flushing) {
-        (true, _) => "pinned (its checkpoint is not on disk yet)",
+        (true, _) => "pinned (relogged in a checkpoint not yet on disk: no writeback until it is)",
         (false, true) => "being written back",
         (false, false) => "waiting for xfsaild",
     };
