@@ -84,6 +84,7 @@ pub const REQUEST_LEGEND: &[(&str, &str)] = &[
     (ORANGE, "metadata writeback (xfsaild)"),
     (REDDISH_PURPLE, "fsync data"),
     (VERMILLION, "cache flush"),
+    (LIGHT_GREY, "metadata read (a block not in memory)"),
 ];
 
 #[cfg(test)]
@@ -96,6 +97,45 @@ mod tests {
         c.sort();
         c.dedup();
         assert_eq!(c.len(), ICLOG_STATES.len());
+    }
+
+    /// A bar the timeline draws in a colour its legend does not name is a bar no one can read.
+    #[test]
+    fn every_request_colour_is_in_the_timeline_legend() {
+        use xlog::Lsn;
+        let purposes = [
+            IoPurpose::Log { iclog: 0, lsn: Lsn::new(1, 0) },
+            IoPurpose::LogDataFlush { iclog: 0 },
+            IoPurpose::PushFlush { worker: 0 },
+            IoPurpose::Metadata { item: 0 },
+            IoPurpose::FileData { task: 0 },
+            IoPurpose::MetaRead { task: 0 },
+            IoPurpose::Flush,
+        ];
+        let kinds = [IoKind::Write { preflush: true, fua: true }, IoKind::Flush, IoKind::Read];
+        for purpose in purposes {
+            for kind in kinds {
+                for checkpoints in [vec![], vec![1]] {
+                    let s = IoSpan {
+                        dev: 0,
+                        id: 0,
+                        kind,
+                        sector: 0,
+                        bytes: 512,
+                        submit_ns: 0,
+                        done_ns: 1,
+                        purpose,
+                        checkpoints,
+                        flush_window: None,
+                    };
+                    let c = request(&s);
+                    assert!(
+                        REQUEST_LEGEND.iter().any(|&(l, _)| l == c),
+                        "{purpose:?} {kind:?}: {c} is not in the legend"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
