@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serveDist, openBrowser, ARTIFACTS } from './harness.mjs';
+import { serveDist, openBrowser, ARTIFACTS, nativeRun } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await serveDist(); browser = await openBrowser(); });
@@ -364,12 +364,13 @@ test('a link opens on the run that led to it: the plot starts at 0 and time trav
   assert.ok(Number(plots.points) >= 200, `the way there is sampled (${plots.points} points)`);
   assert.equal(await page.locator('[data-testid="plot-empty"]').count(), 0);
   assert.equal(await page.getAttribute('[data-testid="scrub"]', 'min'), '0', 'the scrubber reaches back to the start');
-  // Scrub back to 60 ms, before the link's moment: the state of the straight run there.
+  // Snapshots every 20,000 events were taken on the way (the run has ~70,700 by 150 ms).
+  assert.ok(Number(await page.getAttribute('#lab', 'data-keyframes')) >= 3, 'snapshots taken while opening');
+  // Scrub back to 60 ms (~42,600 events: past the snapshots at 20,000 and 40,000, so the seek
+  // restores one taken while opening): the state of the straight run there.
   await page.$eval('[data-testid="scrub"]', (el) => { el.value = '60000'; el.dispatchEvent(new Event('change', { bubbles: true })); });
   await page.waitForFunction(() => document.querySelector('#lab').dataset.simNs === '60000000');
-  const target = process.env.CARGO_TARGET_DIR ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'target');
-  const bin = ['debug', 'release'].map((p) => path.join(target, p, 'loglab')).find((f) => fs.existsSync(f));
-  const native = JSON.parse(execFileSync(bin, ['run', '--preset', 'cil-throttle-32mb', '--until', '60ms', '--json']).toString());
+  const native = nativeRun('?preset=cil-throttle-32mb', '60ms');
   assert.equal(await page.getAttribute('#lab', 'data-trace-hash'), native.trace_hash, 'back in the run that led to the link');
   // Stepping on from there reads each event (milestones): the next throttle wait is found
   // within the second, so the run stops on it, well before the link's 150 ms.

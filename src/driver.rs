@@ -437,7 +437,7 @@ fn build(opened: &Opened, series: &mut Series) -> (Sim, Keyframes, Option<String
             let from = sim.now();
             for i in 1..=OPEN_SAMPLES {
                 // Slices run the events one `run_until(at)` runs, in the same order.
-                sim.run_until(from + ((at - from) as u128 * i as u128 / OPEN_SAMPLES as u128) as Ns);
+                sim.run_until(from + (at.saturating_sub(from) as u128 * i as u128 / OPEN_SAMPLES as u128) as Ns);
                 sample(&sim);
             }
         }

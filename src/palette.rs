@@ -112,7 +112,24 @@ mod tests {
             IoPurpose::MetaRead { task: 0 },
             IoPurpose::Flush,
         ];
+        // No wildcard: a new purpose or kind fails to compile until it is listed above.
+        for p in purposes {
+            match p {
+                IoPurpose::Log { .. }
+                | IoPurpose::LogDataFlush { .. }
+                | IoPurpose::PushFlush { .. }
+                | IoPurpose::Metadata { .. }
+                | IoPurpose::FileData { .. }
+                | IoPurpose::MetaRead { .. }
+                | IoPurpose::Flush => {}
+            }
+        }
         let kinds = [IoKind::Write { preflush: true, fua: true }, IoKind::Flush, IoKind::Read];
+        for k in kinds {
+            match k {
+                IoKind::Write { .. } | IoKind::Flush | IoKind::Read => {}
+            }
+        }
         for purpose in purposes {
             for kind in kinds {
                 for checkpoints in [vec![], vec![1]] {
