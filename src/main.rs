@@ -1,10 +1,5 @@
 //! Log Lab in the browser: the Yew app around one `xlog` simulation.
 
-// talc: see Cargo.toml.
-#[cfg(target_family = "wasm")]
-#[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
 mod address;
 mod bench;
 mod canvas;
