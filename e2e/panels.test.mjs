@@ -174,3 +174,21 @@ test('the tasks legend counts the writers by what they wait for', async () => {
   await page.locator('[data-testid="tasks"]').screenshot({ path: path.join(ARTIFACTS, 'panel-tasks-sync-append.png') });
   assert.deepEqual(errors, []);
 });
+
+test('the CIL panel shows what the push check counts while the CPUs still hold their share (6.0+)', async () => {
+  const { page, errors } = browser;
+  const counted = '[data-testid="cil"] [data-key="cil-counted"]';
+  // Creators and removers commit at different rates: the quiet CPUs' counts lag.
+  await page.goto(server.url + '?preset=fsmark-create&workload=create-remove&tx_reads=2&at=120ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const m = (await page.textContent(counted)).match(/^(\d+) KiB of (\d+) KiB$/);
+  assert.ok(m, `counted row: ${await page.textContent(counted)}`);
+  assert.ok(Number(m[1]) < Number(m[2]), `the push check sees less than the context holds: ${m[0]}`);
+  assert.match(await page.textContent('[data-testid="cil"]'), /folded past 512 KiB each/);
+  await page.locator('[data-testid="cil"]').screenshot({ path: path.join(ARTIFACTS, 'panel-cil-counted.png') });
+  // Before 6.0 one count serves: the row is not there.
+  await page.goto(server.url + '?preset=fsmark-create&workload=create-remove&tx_reads=2&cil_space=global&at=120ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  assert.equal(await page.locator(counted).count(), 0);
+  assert.deepEqual(errors, []);
+});

@@ -50,7 +50,7 @@ pub fn cil_panel(p: &CilProps) -> Html {
         <div class="panel" data-testid="cil" style="margin-top:14px">
             <h2>{ format!("CIL — context {}", c.sequence) }</h2>
             <p class="what">{ "The Committed Item List (struct xfs_cil): transactions commit into the open context in memory; \
-                past the push limit a worker writes it to the log as one checkpoint, past the throttle limit committers sleep on xc_push_wait." }</p>
+                once its counted space passes the push limit a worker writes it to the log as one checkpoint, past the throttle limit committers sleep on xc_push_wait." }</p>
             <svg viewBox="0 0 100 8" preserveAspectRatio="none" style="width:100%;height:26px" role="img"
                 aria-label={format!("CIL space used {} KiB; push at {} KiB; throttle at {} KiB", kib(c.space_used), c.space_limit / 1024, c.blocking_limit / 1024)}>
                 <rect x="0" y="1" width="100" height="6" fill={palette::TRACK} />
@@ -66,6 +66,11 @@ pub fn cil_panel(p: &CilProps) -> Html {
             <table class="stats">
                 <tr><td>{ "throttle queue (xc_push_wait)" }</td><td data-key="throttle-depth">{ c.throttled.len() }</td></tr>
                 <tr><td>{ "push requested up to" }</td><td>{ c.push_seq }</td></tr>
+                if c.pcp_fold > 0 {
+                    <tr><td title="6.0+: each CPU counts its commits and adds them to the context's count (ctx->space_used) only past its share of the push limit, so the push check sees them late; once the count reaches the limit every CPU's is added and counting is exact">
+                        { format!("counted for the push check (per-CPU counters, folded past {} KiB each)", c.pcp_fold / 1024) }</td>
+                        <td data-key="cil-counted">{ if c.pcp_counting { format!("{} KiB of {} KiB", kib(c.space_counted), kib(c.space_used)) } else { "all (past the push limit)".into() } }</td></tr>
+                }
                 { for c.committing.iter().map(|x| html! {
                     <tr><td>{ format!("checkpoint {} being pushed ({} KiB, {} items)", x.sequence, kib(x.space_used), x.items) }</td>
                         <td>{ if x.commit_lsn.0 != 0 { format!("start {} commit {}", x.start_lsn, x.commit_lsn) }

@@ -147,6 +147,7 @@ fn a_seed_scenario_of_an_older_kernel_is_compared_as_the_running_kernel_behaves(
         v["model_set_to_running_kernel"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     assert!(changed.contains(&"flush: legacy -> upstream"), "{changed:?}");
     assert!(changed.contains(&"ail_push: grant -> upstream"), "{changed:?}");
+    assert!(changed.contains(&"cil_space: global -> upstream"), "{changed:?}");
     // 6.11+: the 32 MiB log fills before xfsaild pushes, on both sides.
     for check in ["start_iclog_needs_flush", "commit_iclog_needs_flush_fua", "grant_head_sleeps"] {
         assert_eq!(v["agree"][check]["agree"], true, "{check}: {}", v["agree"][check]);

@@ -147,7 +147,12 @@ pub struct LogVec {
 pub struct CilCtx {
     pub sequence: u64,
     pub ticket: Ticket,
+    /// Every byte committed into the context (what the checkpoint will hold).
     pub space_used: i64,
+    /// What the kernel's `ctx->space_used` holds: the bytes folded in from the CPUs'
+    /// counters. `xlog_cil_push_background` reads only this; with `cil_space=global` it
+    /// equals `space_used`.
+    pub space_counted: i64,
     pub nvecs: u32,
     pub items: BTreeMap<u32, LogVec>,
     pub start_lsn: Lsn,
@@ -163,6 +168,7 @@ impl CilCtx {
             sequence,
             ticket,
             space_used: 0,
+            space_counted: 0,
             nvecs: 0,
             items: BTreeMap::new(),
             start_lsn: Lsn::ZERO,
@@ -198,6 +204,13 @@ pub struct Cil {
     pub start_wait: Vec<TaskId>,
     /// `xc_push_commit_stable`: the next push switches its commit iclog out (async flush).
     pub push_commit_stable: bool,
+    /// `xc_pcp`'s `space_used`: each CPU's bytes not yet folded into the context's count
+    /// (empty: every commit counts at once, as before 6.0).
+    pub pcp_used: Vec<i64>,
+    /// `XLOG_CIL_PCP_SPACE`: the CPUs count on their own until the soft limit is reached.
+    pub pcp_space: bool,
+    /// `xc_iclog_hdrs`: record headers the context still takes from commits (6.0+).
+    pub iclog_hdrs: i64,
 }
 
 impl Cil {
@@ -210,12 +223,71 @@ impl Cil {
             commit_wait: Vec::new(),
             start_wait: Vec::new(),
             push_commit_stable: false,
+            pcp_used: Vec::new(),
+            pcp_space: false,
+            iclog_hdrs: 0,
+        }
+    }
+
+    /// 6.0+ accounting (`cil_space=upstream`): commits count on `ncpus` per-CPU counters and
+    /// each context takes its record headers from its first commits.
+    pub fn with_upstream_space(mut self, geo: &Geometry, ncpus: usize) -> Cil {
+        self.pcp_used = vec![0; ncpus.max(1)];
+        self.switch_space(geo);
+        self
+    }
+
+    /// The 6.0+ accounting is on.
+    pub fn upstream_space(&self) -> bool {
+        !self.pcp_used.is_empty()
+    }
+
+    /// `xlog_cil_ctx_switch` after `xlog_cil_push_pcp_aggregate`: the new context starts
+    /// with every CPU's count at zero, counting on its own again, and takes record headers
+    /// for as many iclogs as the blocking limit spans (`xlog_cil_set_iclog_hdr_count`).
+    pub fn switch_space(&mut self, geo: &Geometry) {
+        if !self.upstream_space() {
+            return;
+        }
+        self.pcp_used.iter_mut().for_each(|u| *u = 0);
+        self.pcp_space = true;
+        self.iclog_hdrs = (xlog_cil_blocking_space_limit(geo) / geo.ic_capacity) as i64;
+    }
+
+    /// `xlog_cil_insert_items`' counting of `len` bytes committed on `cpu`: kept on the
+    /// CPU until its count passes `XLOG_CIL_SPACE_LIMIT / ncpus`, then folded into the
+    /// context's; the fold that reaches the soft limit folds every CPU's
+    /// (`xlog_cil_insert_pcp_aggregate`), and from then on each commit counts at once.
+    fn count_space(&mut self, geo: &Geometry, cpu: usize, len: i64) {
+        let ctx = &mut self.ctx;
+        if !self.pcp_space {
+            ctx.space_counted += len;
+            return;
+        }
+        let n = self.pcp_used.len();
+        let limit = xlog_cil_space_limit(geo) as i64;
+        let here = &mut self.pcp_used[cpu % n];
+        if *here + len <= limit / n as i64 {
+            *here += len;
+            return;
+        }
+        ctx.space_counted += std::mem::take(here) + len;
+        if ctx.space_counted >= limit {
+            self.pcp_space = false;
+            ctx.space_counted += self.pcp_used.iter_mut().map(std::mem::take).sum::<i64>();
         }
     }
 
     /// `xlog_cil_insert_items` accounting for items changing to `changes`
     /// (item, new version, new kind); updates the context and returns the cost.
-    pub fn insert_items(&mut self, geo: &Geometry, changes: &[(u32, u64, ItemKind)]) -> InsertCost {
+    /// `cpu`: where the commit runs; `tx_hdrs`: the committing ticket's `t_iclog_hdrs`.
+    pub fn insert_items(
+        &mut self,
+        geo: &Geometry,
+        cpu: usize,
+        tx_hdrs: u32,
+        changes: &[(u32, u64, ItemKind)],
+    ) -> InsertCost {
         let mut cost = InsertCost::default();
         let ctx = &mut self.ctx;
         for &(item, version, kind) in changes {
@@ -232,14 +304,32 @@ impl Cil {
             cost.ctx_res = ctx.ticket.unit_res;
             ctx.ticket.curr_res = cost.ctx_res;
         }
-        let iclog_space = geo.ic_capacity as i64;
-        if ctx.space_used / iclog_space != (ctx.space_used + cost.len) / iclog_space {
-            let splits = (cost.len.max(0) + iclog_space - 1) / iclog_space;
-            cost.split_res = splits * (geo.iclog_hsize as i64 + OP_HDR as i64);
-            ctx.ticket.unit_res += cost.split_res;
-            ctx.ticket.curr_res += cost.split_res;
+        let split = geo.iclog_hsize as i64 + OP_HDR as i64;
+        if !self.pcp_used.is_empty() {
+            // 6.0+: the context's first commits (and every commit once over the hard limit)
+            // give it their tickets' record headers, on top of the first's unit reservation.
+            let n = self.pcp_used.len();
+            let space = ctx.space_counted + self.pcp_used[cpu % n] + cost.len;
+            let over_hard = !self.push_wait.is_empty() || space >= xlog_cil_blocking_space_limit(geo) as i64;
+            if self.iclog_hdrs > 0 || over_hard {
+                let hdrs = tx_hdrs as i64;
+                let stolen = if cost.ctx_res > 0 { split * (hdrs - 1) } else { split * hdrs };
+                cost.ctx_res += stolen;
+                ctx.ticket.curr_res += stolen;
+                self.iclog_hdrs -= hdrs;
+            }
+        } else {
+            let iclog_space = geo.ic_capacity as i64;
+            if ctx.space_used / iclog_space != (ctx.space_used + cost.len) / iclog_space {
+                let splits = (cost.len.max(0) + iclog_space - 1) / iclog_space;
+                cost.split_res = splits * split;
+                ctx.ticket.unit_res += cost.split_res;
+                ctx.ticket.curr_res += cost.split_res;
+            }
         }
+        let ctx = &mut self.ctx;
         ctx.space_used += cost.len;
+        self.count_space(geo, cpu, cost.len);
         cost
     }
 }
@@ -297,12 +387,108 @@ mod tests {
         let mut t = Ticket::new(1, 2100, 1, false);
         t.curr_res = 0;
         let mut cil = Cil::new(t);
-        let big = cil.insert_items(&geo, &[(1, 1, ItemKind::Inode { data_fork: 2000, attr_fork: 0 })]);
+        let big = cil.insert_items(&geo, 0, 1, &[(1, 1, ItemKind::Inode { data_fork: 2000, attr_fork: 0 })]);
         assert_eq!(big.ctx_res, 2100);
         assert_eq!(big.len, (56 + 176 + 2000) + 3 * 12);
-        let small = cil.insert_items(&geo, &[(1, 2, ItemKind::Inode { data_fork: 0, attr_fork: 0 })]);
+        let small = cil.insert_items(&geo, 0, 1, &[(1, 2, ItemKind::Inode { data_fork: 0, attr_fork: 0 })]);
         assert_eq!(small.len, -2000 - 12);
         assert_eq!(cil.ctx.space_used, 56 + 176 + 2 * 12);
+    }
+
+    #[test]
+    fn percpu_counts_fold_at_a_cpus_share_and_all_at_the_soft_limit() {
+        let geo = Scenario::default().validate().unwrap();
+        let limit = xlog_cil_space_limit(&geo) as i64;
+        let mut t = Ticket::new(1, 2100, 1, false);
+        t.curr_res = 0;
+        let mut cil = Cil::new(t).with_upstream_space(&geo, 4);
+        let mut id = 0;
+        let mut commit = |cil: &mut Cil, cpu: usize| {
+            id += 1;
+            cil.insert_items(&geo, cpu, 1, &[(id, 1, ItemKind::Buf { dirty: 1 })]).len
+        };
+        // Three CPUs each hold just under their share (a quarter of the soft limit): the
+        // context's count, all xlog_cil_push_background reads, is still zero.
+        for cpu in 1..4 {
+            while cil.pcp_used[cpu] + 176 <= limit / 4 {
+                assert_eq!(commit(&mut cil, cpu), 176);
+            }
+        }
+        assert_eq!(cil.ctx.space_counted, 0);
+        assert!(cil.ctx.space_used > limit * 3 / 4 - 3 * 176);
+        // The fourth folds each time it passes its share; the fold that reaches the soft
+        // limit takes every CPU's count with it.
+        let mut folds = 0;
+        while cil.pcp_space {
+            let before = cil.ctx.space_counted;
+            commit(&mut cil, 0);
+            folds += (cil.ctx.space_counted != before) as u32;
+        }
+        assert_eq!(folds, 4);
+        assert_eq!(cil.ctx.space_counted, cil.ctx.space_used);
+        assert!(cil.ctx.space_used >= limit * 7 / 4 - 4 * 176, "the push is queued this late: {}", cil.ctx.space_used);
+        // Past the soft limit each commit counts at once, until the next context.
+        commit(&mut cil, 2);
+        assert_eq!(cil.ctx.space_counted, cil.ctx.space_used);
+        cil.switch_space(&geo);
+        assert!(cil.pcp_space && cil.pcp_used.iter().all(|&u| u == 0));
+        // Before 6.0 (no per-CPU counters) every commit counts at once.
+        let mut t = Ticket::new(1, 2100, 1, false);
+        t.curr_res = 0;
+        let mut global = Cil::new(t);
+        commit(&mut global, 3);
+        assert_eq!(global.ctx.space_counted, 176);
+    }
+
+    /// 6.0 ("xfs: rework per-iclog header CIL reservation"): a new context takes the record
+    /// headers for the blocking limit's iclogs from its first commits, each giving its
+    /// ticket's `t_iclog_hdrs`, and then none until it is over the hard limit. Before, a
+    /// commit paid a header (and its op header) whenever the context's count crossed an
+    /// iclog boundary.
+    #[test]
+    fn a_context_takes_its_record_headers_from_its_first_commits() {
+        let geo = Scenario::default().validate().unwrap();
+        let split = (geo.iclog_hsize + OP_HDR) as i64;
+        let want = (xlog_cil_blocking_space_limit(&geo) / geo.ic_capacity) as i64;
+        let ticket = || {
+            let mut t = Ticket::new(1, 2100, 1, false);
+            t.curr_res = 0;
+            t
+        };
+        let mut cil = Cil::new(ticket()).with_upstream_space(&geo, 2);
+        assert_eq!(cil.iclog_hdrs, want);
+        let mut id = 0;
+        let mut commit = |cil: &mut Cil, hdrs: u32| {
+            id += 1;
+            cil.insert_items(&geo, 0, hdrs, &[(id, 1, ItemKind::Buf { dirty: 1 })])
+        };
+        // The first commit pays the context's unit reservation, which holds one header.
+        let first = commit(&mut cil, 3);
+        assert_eq!((first.ctx_res, first.split_res), (2100 + 2 * split, 0));
+        let mut paid = first.ctx_res;
+        while cil.iclog_hdrs > 0 {
+            let c = commit(&mut cil, 3);
+            assert_eq!(c.ctx_res, 3 * split);
+            paid += c.ctx_res;
+        }
+        assert_eq!(cil.ctx.ticket.curr_res, paid);
+        assert_eq!(cil.ctx.ticket.unit_res, 2100, "the context ticket's unit reservation stays");
+        assert_eq!(commit(&mut cil, 3).ctx_res, 0, "the blocking limit's headers are paid");
+        cil.push_wait.push(7);
+        assert_eq!(commit(&mut cil, 1).ctx_res, split, "over the hard limit every commit pays");
+        cil.push_wait.clear();
+        cil.switch_space(&geo);
+        assert_eq!(cil.iclog_hdrs, want);
+        // Before 6.0: a header whenever the count crosses an iclog boundary.
+        let mut old = Cil::new(ticket());
+        let mut crossings = 0;
+        while old.ctx.space_used < 3 * geo.ic_capacity as i64 {
+            let c = commit(&mut old, 1);
+            assert!(c.split_res == 0 || c.split_res == split);
+            crossings += (c.split_res > 0) as i64;
+        }
+        assert_eq!(crossings, 3);
+        assert_eq!(old.ctx.ticket.unit_res, 2100 + 3 * split);
     }
 
     #[test]

@@ -150,6 +150,12 @@ pub const XFS_CALC_INODE_RES: u32 = 4 * OP_HDR + INODE_FMT + 512 + 2 * 72;
 /// `xlog_calc_unit_res` (5.15): the caller's bytes plus every header and roundoff it may cost.
 /// `X1` reproduces the v1 series bug that lost the factor two on the roundoff.
 pub fn xlog_calc_unit_res(geo: &Geometry, unit_bytes: u32, roundoff: UnitResRoundoff) -> u32 {
+    xlog_calc_unit_res_hdrs(geo, unit_bytes, roundoff).0
+}
+
+/// `xlog_calc_unit_res` with its `niclogs`: the unit reservation and the record headers it
+/// holds (a ticket's `t_iclog_hdrs`).
+pub fn xlog_calc_unit_res_hdrs(geo: &Geometry, unit_bytes: u32, roundoff: UnitResRoundoff) -> (u32, u32) {
     let mut unit = unit_bytes;
     unit += OP_HDR + TRANS_HDR; // transaction header
     unit += OP_HDR; // start record
@@ -166,7 +172,7 @@ pub fn xlog_calc_unit_res(geo: &Geometry, unit_bytes: u32, roundoff: UnitResRoun
         UnitResRoundoff::X2 => 2 * geo.roundoff,
         UnitResRoundoff::X1 => geo.roundoff,
     };
-    unit
+    (unit, num_headers)
 }
 
 /// A validated geometry for leaf unit tests: `iclog_kib` iclogs, log stripe unit `lsu` bytes.

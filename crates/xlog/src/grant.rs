@@ -4,7 +4,7 @@ use crate::geometry::Geometry;
 use crate::units::{btobb, next_cycle, Lsn, BBSIZE};
 
 /// The reservation arithmetic is geometry's: validating a scenario needs it too.
-pub use crate::geometry::xlog_calc_unit_res;
+pub use crate::geometry::{xlog_calc_unit_res, xlog_calc_unit_res_hdrs};
 use serde::Serialize;
 
 /// A grant head value: `(cycle << 32) | bytes`, bytes being a byte offset in the log.
@@ -130,6 +130,8 @@ pub struct Ticket {
     pub cnt: u32,
     pub ocnt: u32,
     pub flags: u32,
+    /// `t_iclog_hdrs`: record headers the unit reservation holds (`xlog_calc_unit_res`).
+    pub iclog_hdrs: u32,
 }
 
 impl Ticket {
@@ -142,7 +144,14 @@ impl Ticket {
             cnt,
             ocnt: cnt,
             flags: if permanent { XLOG_TIC_PERM_RESERV } else { 0 },
+            iclog_hdrs: 1,
         }
+    }
+
+    /// A ticket whose unit reservation holds `n` record headers.
+    pub fn with_iclog_hdrs(mut self, n: u32) -> Ticket {
+        self.iclog_hdrs = n;
+        self
     }
 
     pub fn permanent(&self) -> bool {

@@ -49,9 +49,9 @@ pub use recovery::{
     SharedLog, Survivors,
 };
 pub use scenario::{
-    AilPush, CommitOrdering, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush,
-    RsumCache, Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff,
-    WorkloadKind, Xfsaild, SET_KEYS,
+    AilPush, CilSpace, CommitOrdering, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy,
+    ForceFlush, RsumCache, Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle,
+    UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
 };
 pub use sectors::SectorMap;
 pub use sim::{

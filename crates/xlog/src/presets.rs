@@ -1,8 +1,8 @@
 //! Named scenarios: the presets `loglab presets` lists, the lab opens, and the bug zoo.
 
 use crate::scenario::{
-    AilPush, CommitOrdering, CrashModel, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, Scenario, Size,
-    StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, Xfsaild,
+    AilPush, CilSpace, CommitOrdering, CrashModel, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, Scenario,
+    Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, Xfsaild,
 };
 use crate::units::{NS_PER_MS, NS_PER_SEC, NS_PER_US};
 
@@ -56,9 +56,11 @@ fn small_base() -> Scenario {
         tx_logcount: 2,
         duration: Duration(NS_PER_SEC),
         // The crash tests and the bug zoo were built on the earlier xfsaild pacing, and on
-        // reservations pushing the AIL (the kernels of their bugs predate 6.11).
+        // reservations pushing the AIL (the kernels of their bugs predate 6.11) and the
+        // CIL counting its space globally (before 6.0).
         xfsaild: Xfsaild::Backoff,
         ail_push: AilPush::Grant,
+        cil_space: CilSpace::Global,
         ..Scenario::default()
     }
 }
@@ -80,6 +82,7 @@ fn busy_base() -> Scenario {
         directory: Directory::Chunk,
         xfsaild: Xfsaild::Backoff,
         ail_push: AilPush::Grant,
+        cil_space: CilSpace::Global,
         ..Scenario::default()
     }
 }
@@ -106,6 +109,7 @@ fn fsmark(iclog: u64) -> Scenario {
 fn seed003() -> Scenario {
     Scenario {
         ail_push: AilPush::Grant,
+        cil_space: CilSpace::Global,
         flush: FlushPolicy::Legacy,
         cil_pushers: 1,
         throttle: Throttle::V57,
@@ -171,6 +175,7 @@ pub static PRESETS: &[Preset] = &[
             duration: Duration(5 * NS_PER_SEC),
             // Seed 000's kernel (2022) predates 6.11: reservations push the AIL.
             ail_push: AilPush::Grant,
+            cil_space: CilSpace::Global,
             ..Scenario::default()
         },
         fix: &[],
@@ -197,6 +202,8 @@ pub static PRESETS: &[Preset] = &[
             log_size: Size(512 << 20),
             fs_size: Size(1 << 40),
             cil_pushers: 1,
+            // Seed 001's kernels (2021) count the CIL's space globally.
+            cil_space: CilSpace::Global,
             duration: Duration(NS_PER_SEC),
             ..fsmark(256 << 10)
         },
@@ -253,6 +260,7 @@ pub static PRESETS: &[Preset] = &[
             duration: Duration(NS_PER_SEC),
             // Seed 004's kernel (2018) predates 6.11: reservations push the AIL.
             ail_push: AilPush::Grant,
+            cil_space: CilSpace::Global,
             ..Scenario::default()
         },
         fix: &[],
@@ -318,6 +326,7 @@ pub static PRESETS: &[Preset] = &[
             directory: Directory::Chunk,
             xfsaild: Xfsaild::Backoff,
             ail_push: AilPush::Grant,
+            cil_space: CilSpace::Global,
             ..Scenario::default()
         },
         fix: &[("throttle", "fixed")],
@@ -419,6 +428,7 @@ pub static PRESETS: &[Preset] = &[
             duration: Duration(2 * NS_PER_SEC),
             xfsaild: Xfsaild::Backoff,
             ail_push: AilPush::Grant,
+            cil_space: CilSpace::Global,
             device: DeviceClass::SataSsd,
             writers: 64,
             ..fsmark(32 << 10)

@@ -77,6 +77,15 @@ switch!(
     AilPush { Upstream = "upstream", Grant = "grant" }
 );
 switch!(
+    /// The CIL's space accounting: `upstream` (6.0+, `xlog_cil_insert_items` with `xc_pcp`):
+    /// each CPU keeps its own count of committed bytes and folds it into the context's when it
+    /// passes `XLOG_CIL_SPACE_LIMIT / ncpus`, past the soft limit every commit counts at once,
+    /// and each new context takes the record headers for the blocking limit's worth of iclogs
+    /// from its first commits (`xc_iclog_hdrs`); `global` (before 6.0): every commit adds to
+    /// one count, and headers are taken as that count crosses iclog boundaries.
+    CilSpace { Upstream = "upstream", Global = "global" }
+);
+switch!(
     /// Which disk states a crash may leave (SPEC.md §2): `subset` keeps any subset of the
     /// completed-but-unflushed writes; `prefix` keeps them only as a completion-order prefix,
     /// as dm-log-writes replay (fstests generic/482) sees a crash.
@@ -187,6 +196,8 @@ pub struct Scenario {
     pub xfsaild: Xfsaild,
     /// What sets xfsaild's push target.
     pub ail_push: AilPush,
+    /// How commits count towards the CIL's space limits and pay its record headers.
+    pub cil_space: CilSpace,
 }
 
 impl Default for Scenario {
@@ -229,6 +240,7 @@ impl Default for Scenario {
             directory: Directory::Blocks,
             xfsaild: Xfsaild::Upstream,
             ail_push: AilPush::Upstream,
+            cil_space: CilSpace::Upstream,
         }
     }
 }
@@ -357,6 +369,7 @@ settings!(
     directory,
     xfsaild,
     ail_push,
+    cil_space,
     cpus,
     append_size,
     agcount,

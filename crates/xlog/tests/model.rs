@@ -261,6 +261,7 @@ fn value_for(key: &str, pick: usize) -> String {
         "crash_model" => &["subset", "prefix", "nope"],
         "directory" => &["blocks", "chunk", "nope"],
         "xfsaild" => &["upstream", "backoff", "nope"],
+        "cil_space" => &["upstream", "global", "nope"],
         _ => &["fixed", "none", "upstream", "legacy", "2x", "1x", "off", "on", "512", "v5.9", "ordered"],
     };
     opts[pick % opts.len()].to_string()
@@ -660,6 +661,24 @@ fn a_push_queued_while_the_worker_runs_waits_for_it_and_an_idle_worker_starts_at
     let idle = run_set("fsync-heavy", &[], 1);
     assert_eq!(idle.cil_push_dispatch_ms_max, 0.0, "an idle worker takes the push at once");
     assert!(idle.cil_push_run_ms_p50 > 0.0);
+}
+
+/// 6.0+ counts the CIL's space per CPU: a CPU adds its bytes to the context's count only past
+/// its share of the push limit (8 MiB / 16 CPUs here), and the push check reads only that
+/// count. Eight creators and eight removers (each unlink reads two blocks first) commit at
+/// different rates, so when the busy CPUs' folds reach the limit the quiet ones still hold up
+/// to a share each: the push is queued late and checkpoints grow past the limit. Counted
+/// globally (before 6.0) every checkpoint is pushed just past it.
+#[test]
+fn per_cpu_cil_counting_queues_the_push_late_under_uneven_load() {
+    let run = |cil_space| {
+        run_set("fsmark-create", &[("workload", "create-remove"), ("tx_reads", "2"), ("cil_space", cil_space)], 1)
+    };
+    let (global, percpu) = (run("global"), run("upstream"));
+    eprintln!("checkpoint p50: global {} KiB, percpu {} KiB", global.checkpoint_kib_p50, percpu.checkpoint_kib_p50);
+    assert!(global.checkpoint_kib_max < 8.0 * 1024.0 + 128.0, "global: {}", global.checkpoint_kib_max);
+    assert!(percpu.checkpoint_kib_p50 > global.checkpoint_kib_p50 + 512.0, "{}", percpu.checkpoint_kib_p50);
+    assert!(percpu.checkpoint_kib_max < 16.0 * 1024.0 && percpu.cil_throttle_waits == 0);
 }
 
 /// 6.11 ("AIL doesn't need manual pushing", "background AIL push should target physical

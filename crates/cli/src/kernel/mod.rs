@@ -132,7 +132,8 @@ fn as_running_kernel(s: &Scenario) -> (Scenario, Vec<String>) {
         cil_pushers,
         device_bug,
         xfsaild,
-        ail_push
+        ail_push,
+        cil_space
     );
     // The kernel's writer threads share this machine's CPUs.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);

@@ -32,13 +32,13 @@ use crate::ail::Ail;
 use crate::cil::{Cil, ItemKind};
 use crate::device::{Device, ReqFlags};
 use crate::geometry::Geometry;
-use crate::grant::{xlog_calc_unit_res, Ticket};
+use crate::grant::{xlog_calc_unit_res, xlog_calc_unit_res_hdrs, Ticket};
 use crate::iclog::Record;
 use crate::layout::{self, SHARED_ITEMS};
 use crate::log::Xlog;
 use crate::metrics::Counters;
 use crate::profile::profile;
-use crate::scenario::{RsumCache, Scenario, WorkloadKind};
+use crate::scenario::{CilSpace, RsumCache, Scenario, WorkloadKind};
 use crate::sectors::SectorMap;
 use crate::trace::{TraceEvent, TraceHasher};
 use crate::units::{format_size, Ns, TaskId, BBSIZE};
@@ -89,6 +89,9 @@ pub struct Sim {
     /// `tr_fsyncts`: an O_DSYNC append's timestamp update.
     ts_unit_res: u32,
     ctx_unit_res: u32,
+    /// Record headers the writers' and timestamp tickets' reservations hold (`t_iclog_hdrs`).
+    unit_hdrs: u32,
+    ts_unit_hdrs: u32,
     now: Ns,
     /// Ties between events at one instant break by insertion order.
     queue: queue::EventQueue,
@@ -150,8 +153,9 @@ pub struct Sim {
     rt_live: Vec<(u64, u64)>,
     /// The flush timeline's record, when the lab keeps one.
     timeline: Option<timeline::Timeline>,
-    /// Writers thinking on the CPU pool (`cpus`), and those waiting for a CPU with their think time.
-    cpus_busy: u32,
+    /// The pool's (`cpus`) free CPUs, highest first, and the writers waiting for one with
+    /// their think time.
+    cpus_free: Vec<u32>,
     run_queue: std::collections::VecDeque<(TaskId, Ns)>,
 }
 
@@ -186,30 +190,40 @@ impl Sim {
         let writers = (0..scenario.writers)
             .map(|w| {
                 let base = SHARED_ITEMS + w * per_writer;
-                writer::Writer::new((base..base + per_writer).collect())
+                let mut wr = writer::Writer::new((base..base + per_writer).collect());
+                // Threads start spread over the CPUs, one each while there are enough.
+                wr.cpu = w % writer::commit_cpus(scenario) as u32;
+                wr
             })
             .collect();
         let mut uuid = [0u8; 16];
         rng.fill_bytes(&mut uuid);
         let n = geo.iclog_count as usize;
-        let unit_res = xlog_calc_unit_res(&geo, scenario.tx_logres, scenario.unit_res_roundoff);
-        let ts_unit_res = xlog_calc_unit_res(&geo, crate::geometry::XFS_CALC_INODE_RES, scenario.unit_res_roundoff);
+        let (unit_res, unit_hdrs) = xlog_calc_unit_res_hdrs(&geo, scenario.tx_logres, scenario.unit_res_roundoff);
+        let (ts_unit_res, ts_unit_hdrs) =
+            xlog_calc_unit_res_hdrs(&geo, crate::geometry::XFS_CALC_INODE_RES, scenario.unit_res_roundoff);
         let ctx_unit_res = xlog_calc_unit_res(&geo, 0, scenario.unit_res_roundoff);
         let mut ctx_ticket = Ticket::new(rng.next_u32(), ctx_unit_res, 1, false);
         ctx_ticket.curr_res = 0; // xlog_cil_ticket_alloc: the first commit steals it
         let inode_cap = nitems.saturating_add(workload::inode_cap(&geo));
+        let cil = match scenario.cil_space {
+            CilSpace::Upstream => Cil::new(ctx_ticket).with_upstream_space(&geo, writer::commit_cpus(scenario)),
+            CilSpace::Global => Cil::new(ctx_ticket),
+        };
         let mut sim = Sim {
             scenario: scenario.clone(),
             geo: geo.clone(),
             unit_res,
             ts_unit_res,
             ctx_unit_res,
+            unit_hdrs,
+            ts_unit_hdrs,
             now: 0,
             queue: Default::default(),
             rng,
             monitor: Monitor::new(geo.log_bb),
             log: Xlog::new(geo),
-            cil: Cil::new(ctx_ticket),
+            cil,
             ail: Ail::default(),
             aild_idle: true,
             aild_at: Ns::MAX,
@@ -244,7 +258,7 @@ impl Sim {
             rt_hint: Vec::new(),
             rt_live: Vec::new(),
             timeline: None,
-            cpus_busy: 0,
+            cpus_free: (0..scenario.cpus).rev().collect(),
             run_queue: Default::default(),
         };
         if scenario.workload == WorkloadKind::RtAlloc {

@@ -208,6 +208,7 @@ impl Sim {
         t.curr_res = 0;
         let next = CilCtx::new(self.cil.ctx.sequence + 1, t);
         let mut ctx = std::mem::replace(&mut self.cil.ctx, next);
+        self.cil.switch_space(&self.geo);
         // Build the checkpoint: transaction header, then every item's regions.
         // Sized up front: the CIL's space covers every region (a big checkpoint would
         // otherwise grow its buffer by copying it over and over).

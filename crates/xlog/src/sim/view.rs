@@ -174,6 +174,14 @@ pub struct CommittingPanel {
 pub struct CilView {
     pub sequence: u64,
     pub space_used: i64,
+    /// What the push check reads (`ctx->space_used`): with per-CPU counting (6.0+), the
+    /// bytes the CPUs have folded in so far.
+    pub space_counted: i64,
+    /// Per-CPU counting: each CPU folds its bytes in past this share of the push limit
+    /// (0: counted globally, as before 6.0), and whether the CPUs still count on their own
+    /// (until the count reaches the push limit).
+    pub pcp_fold: u32,
+    pub pcp_counting: bool,
     pub items: u32,
     /// `XLOG_CIL_SPACE_LIMIT` (background push) and `XLOG_CIL_BLOCKING_SPACE_LIMIT` (throttle).
     pub space_limit: u32,
@@ -322,6 +330,9 @@ impl Sim {
         CilView {
             sequence: c.ctx.sequence,
             space_used: c.ctx.space_used,
+            space_counted: c.ctx.space_counted,
+            pcp_fold: if c.pcp_used.is_empty() { 0 } else { xlog_cil_space_limit(&self.geo) / c.pcp_used.len() as u32 },
+            pcp_counting: c.pcp_space,
             items: c.ctx.items.len() as u32,
             space_limit: xlog_cil_space_limit(&self.geo),
             blocking_limit: xlog_cil_blocking_space_limit(&self.geo),

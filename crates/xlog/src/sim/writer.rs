@@ -9,11 +9,17 @@ use crate::grant::Ticket;
 use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::DATA_ID_BASE;
 use crate::log::GrantWaiter;
-use crate::scenario::{AilPush, ForceFlush, Throttle, WorkloadKind};
+use crate::scenario::{AilPush, ForceFlush, Scenario, Throttle, WorkloadKind};
 use crate::trace::{GrantEvent, IclogEvent, TraceKind};
 use crate::units::{Lsn, TaskId};
 use rand_core::RngCore;
 use serde::Serialize;
+
+/// The CPUs transactions commit on: the pool (`cpus`), or one per writer. A writer commits on
+/// the CPU its think ran on.
+pub(super) fn commit_cpus(s: &Scenario) -> usize {
+    (if s.cpus == 0 { s.writers } else { s.cpus }).max(1) as usize
+}
 
 /// What a writer task is doing (`Model:` a writer is a loop of reserve, commit, optional fsync).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -82,6 +88,8 @@ pub(crate) struct Writer {
     pub data_version: u64,
     /// Thinking on a CPU of the pool (`cpus`), which it gives back when the think ends.
     pub on_cpu: bool,
+    /// The CPU it last ran on: where its commits count the CIL's space (`cil_space=percpu`).
+    pub cpu: u32,
     pub append_step: AppendStep,
 }
 
@@ -102,6 +110,7 @@ impl Writer {
             log_flushed: false,
             data_version: 0,
             on_cpu: false,
+            cpu: 0,
             append_step: AppendStep::Timestamp,
         }
     }
@@ -112,7 +121,7 @@ impl Sim {
         match self.writers[w as usize].state {
             WriterState::Thinking => {
                 if std::mem::take(&mut self.writers[w as usize].on_cpu) {
-                    self.cpu_release();
+                    self.cpu_release(self.writers[w as usize].cpu);
                 }
                 self.start_tx(w)
             }
@@ -158,8 +167,8 @@ impl Sim {
         }
         let tid = self.rng.next_u32();
         let t = match self.timestamp_tx(w) {
-            true => Ticket::new(tid, self.ts_unit_res, 0, false),
-            false => Ticket::new(tid, self.unit_res, self.scenario.tx_logcount, true),
+            true => Ticket::new(tid, self.ts_unit_res, 0, false).with_iclog_hdrs(self.ts_unit_hdrs),
+            false => Ticket::new(tid, self.unit_res, self.scenario.tx_logcount, true).with_iclog_hdrs(self.unit_hdrs),
         };
         let need = t.reserve_need();
         let wr = &mut self.writers[w as usize];
@@ -280,7 +289,9 @@ impl Sim {
             }
             formatted.push((id, item.version, kind));
         }
-        let cost = self.cil.insert_items(&self.geo, &formatted);
+        let cpu = self.writers[wi].cpu as usize;
+        let hdrs = self.writers[wi].ticket.as_ref().map_or(1, |t| t.iclog_hdrs);
+        let cost = self.cil.insert_items(&self.geo, cpu, hdrs, &formatted);
         let t = self.writers[wi].ticket.as_mut().expect("committing writer has a ticket");
         let before = t.curr_res;
         t.curr_res -= cost.ctx_res + cost.split_res + cost.len;
@@ -308,7 +319,7 @@ impl Sim {
     /// `xlog_cil_push_background`: queue a push past the space limit; throttle committers
     /// past the blocking limit (and, once engaged, all of them with the fixed throttle).
     fn xlog_cil_push_background(&mut self, w: TaskId) {
-        let used = self.cil.ctx.space_used;
+        let used = self.cil.ctx.space_counted;
         if used >= xlog_cil_space_limit(&self.geo) as i64 && self.cil.push_seq < self.cil.ctx.sequence {
             self.cil.push_seq = self.cil.ctx.sequence;
             self.counters.background_pushes += 1;
@@ -586,26 +597,39 @@ impl Sim {
     /// writers queued before it. Model: a writer runs its think to completion (no time
     /// slices), FIFO; kernel threads (push work, xfsaild) take no CPU time.
     fn think_on_cpu(&mut self, w: TaskId, think: u64) {
-        let cpus = self.scenario.cpus;
-        if cpus == 0 {
+        if self.scenario.cpus == 0 {
+            self.writers[w as usize].cpu = w;
             return self.wake_at(self.now + think, w);
         }
-        if self.cpus_busy < cpus {
-            self.cpus_busy += 1;
-            self.writers[w as usize].on_cpu = true;
-            self.wake_at(self.now + think, w);
-        } else {
-            self.run_queue.push_back((w, think));
+        // The scheduler prefers the CPU the task last ran on when it is idle
+        // (`select_idle_sibling` tries `prev`), else the model takes the lowest free one.
+        let prev = self.writers[w as usize].cpu;
+        let free = match self.cpus_free.iter().position(|&c| c == prev) {
+            Some(i) => Some(self.cpus_free.remove(i)),
+            None => self.cpus_free.pop(),
+        };
+        match free {
+            Some(cpu) => self.run_on(cpu, w, think),
+            None => self.run_queue.push_back((w, think)),
         }
     }
 
-    /// A writer's think ended: its CPU goes to the first writer waiting for one.
-    fn cpu_release(&mut self) {
-        self.cpus_busy -= 1;
-        if let Some((w, think)) = self.run_queue.pop_front() {
-            self.cpus_busy += 1;
-            self.writers[w as usize].on_cpu = true;
-            self.wake_at(self.now + think, w);
+    fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
+        let wr = &mut self.writers[w as usize];
+        wr.on_cpu = true;
+        wr.cpu = cpu;
+        self.wake_at(self.now + think, w);
+    }
+
+    /// A writer's think on `cpu` ended: the CPU goes to the first writer waiting for one.
+    fn cpu_release(&mut self, cpu: u32) {
+        match self.run_queue.pop_front() {
+            Some((w, think)) => self.run_on(cpu, w, think),
+            // Free CPUs stay in descending order: the lowest is taken first.
+            None => {
+                let at = self.cpus_free.partition_point(|&c| c > cpu);
+                self.cpus_free.insert(at, cpu);
+            }
         }
     }
 }
