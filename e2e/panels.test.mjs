@@ -185,6 +185,9 @@ test('the CIL panel shows what the push check counts while the CPUs still hold t
   assert.ok(m, `counted row: ${await page.textContent(counted)}`);
   assert.ok(Number(m[1]) < Number(m[2]), `the push check sees less than the context holds: ${m[0]}`);
   assert.match(await page.textContent('[data-testid="cil"]'), /folded past 512 KiB each/);
+  // The bar shows the counted part inside what the context holds.
+  const bar = (sel) => page.getAttribute(`[data-testid="cil"] ${sel}`, 'width').then(Number);
+  assert.ok(await bar('[data-testid="cil-counted-bar"]') < await bar('rect:nth-of-type(2)'), 'counted is drawn inside used');
   await page.locator('[data-testid="cil"]').screenshot({ path: path.join(ARTIFACTS, 'panel-cil-counted.png') });
   // Before 6.0 one count serves: the row is not there.
   await page.goto(server.url + '?preset=fsmark-create&workload=create-remove&tx_reads=2&cil_space=global&at=120ms');

@@ -41,6 +41,9 @@ fn push_time(t: &[u64; 5]) -> String {
 pub fn cil_panel(p: &CilProps) -> Html {
     let c = &p.cil;
     let (used, push, block) = cil_bar(c.space_used, c.space_limit, c.blocking_limit);
+    // 6.0+: the part of the context the push check has counted so far, on the same scale.
+    let counted =
+        (c.pcp_fold > 0 && c.pcp_counting).then(|| used * c.space_counted.max(0) as f64 / c.space_used.max(1) as f64);
     let kib = |b: i64| b / 1024;
     let over = c.space_used >= c.blocking_limit as i64;
     // The waits and runs under way count: a student sees the queued push's wait grow here.
@@ -55,11 +58,17 @@ pub fn cil_panel(p: &CilProps) -> Html {
                 aria-label={format!("CIL space used {} KiB; push at {} KiB; throttle at {} KiB", kib(c.space_used), c.space_limit / 1024, c.blocking_limit / 1024)}>
                 <rect x="0" y="1" width="100" height="6" fill={palette::TRACK} />
                 <rect x="0" y="1" width={format!("{:.3}", used * 100.0)} height="6" fill={if over { palette::VERMILLION } else { palette::BLUISH_GREEN }} />
+                if let Some(counted) = counted {
+                    <rect data-testid="cil-counted-bar" x="0" y="5" width={format!("{:.3}", counted * 100.0)} height="2" fill={palette::BLUE} />
+                }
                 <rect x={format!("{:.3}", push * 100.0)} y="0" width="0.5" height="8" fill={palette::ORANGE} />
                 <rect x={format!("{:.3}", block * 100.0)} y="0" width="0.5" height="8" fill={palette::VERMILLION} />
             </svg>
             <div class="legend">
                 <span style={format!("--c:{}", palette::BLUISH_GREEN)}>{ format!("used {} KiB, {} items", kib(c.space_used), c.items) }</span>
+                if counted.is_some() {
+                    <span style={format!("--c:{}", palette::BLUE)}>{ format!("counted {} KiB (the CPUs hold the rest)", kib(c.space_counted)) }</span>
+                }
                 <span style={format!("--c:{}", palette::ORANGE)}>{ format!("push at {} KiB", c.space_limit / 1024) }</span>
                 <span style={format!("--c:{}", palette::VERMILLION)}>{ format!("throttle at {} KiB", c.blocking_limit / 1024) }</span>
             </div>
