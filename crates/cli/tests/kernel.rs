@@ -99,6 +99,11 @@ fn fsync_forces_the_log_on_the_kernel_as_in_the_model() {
     assert!(fua(k) * 2 > k["iclog_writes"].as_u64().unwrap(), "most kernel iclogs are forced: {k}");
     assert!(fua(m) * 2 > m["iclog_writes"].as_u64().unwrap(), "most model iclogs are forced: {m}");
     assert!(k["cache_flushes"].as_u64().unwrap() > 100, "the loop device saw the flushes: {k}");
+    // Each side times its operations (write + fsync): a distribution, in order, on both.
+    for side in [m, k] {
+        let q = |p: &str| side[format!("latency_ms_{p}")].as_f64().unwrap();
+        assert!(q("p50") > 0.0 && q("p50") <= q("p99") && q("p99") <= q("p995"), "{side}");
+    }
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
 }
 

@@ -2,6 +2,7 @@
 //! directory, for the scenario's duration in wall-clock time.
 
 use super::rig::STOP;
+use hdrhistogram::Histogram;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -27,6 +28,13 @@ pub struct Done {
     pub seconds: f64,
     /// With a recorder: what each returned fsync (or O_DSYNC write) promised, in order.
     pub durable: Vec<Durable>,
+    /// Each operation's wall-clock time (its system calls, fsync included), in ns: the
+    /// model's `latency_ns` counts the same span of its transactions.
+    pub latency_ns: Histogram<u64>,
+}
+
+fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
 }
 
 /// A promise a returned fsync made: `path` (under the mount) exists with at least `min_size`
@@ -108,13 +116,16 @@ pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result
         let (kind, gate, recorded) = (s.workload, Arc::clone(&gate), recorded.clone());
         let h = std::thread::Builder::new()
             .stack_size(64 << 10)
-            .spawn(move || -> Result<(u64, u64, Vec<Durable>), String> {
+            .spawn(move || -> Result<(u64, u64, Vec<Durable>, Histogram<u64>), String> {
                 let mut w = w;
                 gate.wait();
                 let end = Instant::now() + secs;
-                let (mut fsyncs, mut durable) = (0, Vec::new());
+                let (mut fsyncs, mut durable, mut lat) = (0, Vec::new(), latency_histogram());
                 while Instant::now() < end && !STOP.load(Ordering::Relaxed) {
-                    match w.op(kind)? {
+                    let t0 = Instant::now();
+                    let step = w.op(kind)?;
+                    lat.saturating_record(t0.elapsed().as_nanos().max(1) as u64);
+                    match step {
                         Step::Did { fsynced } => {
                             fsyncs += fsynced as u64;
                             if let (true, Some(c)) = (fsynced, &recorded) {
@@ -124,7 +135,7 @@ pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result
                         Step::Exhausted => break,
                     }
                 }
-                Ok((w.n, fsyncs, durable))
+                Ok((w.n, fsyncs, durable, lat))
             })
             .map_err(|e| format!("writer thread {t}: {e}"))?;
         handles.push(h);
@@ -132,12 +143,14 @@ pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result
     let start = Instant::now();
     gate.wait();
     let (mut ops, mut fsyncs, mut first_err, mut durable) = (0, 0, None, Vec::new());
+    let mut latency_ns = latency_histogram();
     for h in handles {
         match h.join() {
-            Ok(Ok((n, f, d))) => {
+            Ok(Ok((n, f, d, lat))) => {
                 ops += n;
                 fsyncs += f;
                 durable.extend(d);
+                latency_ns.add(&lat).map_err(|e| format!("latency histogram: {e}"))?;
             }
             Ok(Err(e)) => {
                 first_err.get_or_insert(e);
@@ -149,7 +162,7 @@ pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result
     }
     let seconds = start.elapsed().as_secs_f64();
     durable.sort_by_key(|d| d.after);
-    first_err.map_or(Ok(Done { ops, fsyncs, seconds, durable }), Err)
+    first_err.map_or(Ok(Done { ops, fsyncs, seconds, durable, latency_ns }), Err)
 }
 
 enum Step {

@@ -248,8 +248,20 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
     }
 }
 
+/// An operation time histogram's quantile in ms (0 when empty), as the model reports its own.
+fn quantile_ms(h: &hdrhistogram::Histogram<u64>, q: f64) -> f64 {
+    if h.is_empty() {
+        0.0
+    } else {
+        h.value_at_quantile(q) as f64 / 1e6
+    }
+}
+
 /// The keys `loglab run --json` and `kernel run --json` share, in report order.
-const SHARED: [&str; 16] = [
+const SHARED: [&str; 19] = [
+    "latency_ms_p50",
+    "latency_ms_p99",
+    "latency_ms_p995",
     "transactions",
     "tx_per_sec",
     "bytes_logged",
@@ -497,6 +509,9 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         "ops": done.ops,
         "fsyncs": done.fsyncs,
         "ops_per_sec": per(done.ops, 1) / done.seconds.max(1e-9),
+        "latency_ms_p50": quantile_ms(&done.latency_ns, 0.5),
+        "latency_ms_p99": quantile_ms(&done.latency_ns, 0.99),
+        "latency_ms_p995": quantile_ms(&done.latency_ns, 0.995),
         "transactions": transactions,
         "tx_per_sec": transactions as f64 / done.seconds.max(1e-9),
         "bytes_logged": bytes,
