@@ -79,13 +79,21 @@ pub struct DeviceProfile {
     pub stalls: Option<Stalls>,
 }
 
-/// Device stalls: the gap between two is uniform in `[0, 2 * mean_gap_ns]`, a stall's
-/// length drawn from a measured distribution (integer draws: the same in wasm as natively).
+/// Device stalls, at two rates: while the device writes back metadata (a write noted with
+/// `Device::note_writeback` in flight, or done less than `WRITEBACK_TAIL_NS` ago) and
+/// otherwise, each with its measured lengths (integer draws: the same in wasm as natively).
+/// Candidate stalls come at the busy rate, the gap between two uniform in `[0, 2 *
+/// busy_mean_gap_ns]`; a quiet one is kept with probability `busy / quiet` mean gap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Stalls {
-    pub mean_gap_ns: Ns,
-    pub lengths: &'static [(u32, Ns)],
+    pub busy_mean_gap_ns: Ns,
+    pub busy_lengths: &'static [(u32, Ns)],
+    pub quiet_mean_gap_ns: Ns,
+    pub quiet_lengths: &'static [(u32, Ns)],
 }
+
+/// How long past a metadata writeback the stall rate stays at its busy value.
+pub const WRITEBACK_TAIL_NS: Ns = 50_000_000;
 
 /// A draw from a measured distribution given as (cumulative probability per million, value)
 /// points: its inverse distribution function, linear between the points.
@@ -252,6 +260,8 @@ pub struct Device {
     /// where the next one is drawn from.
     stall_windows: VecDeque<(Ns, Ns)>,
     stalls_drawn_to: Ns,
+    /// Until when the stall rate is the busy one (metadata writeback in flight or just done).
+    writeback_until: Ns,
     /// A sparse-file device's blocks written so far, as sector ranges (start -> end), and
     /// whether a write since the last flush began allocated new ones.
     backed: BTreeMap<u64, u64>,
@@ -298,6 +308,7 @@ impl Device {
             rng: Pcg64Mcg::seed_from_u64(seed),
             stall_windows: VecDeque::new(),
             stalls_drawn_to: 0,
+            writeback_until: 0,
             profile,
             bug,
             stable: SectorMap::new(),
@@ -741,12 +752,21 @@ impl Device {
         }
         let mut i = 0;
         loop {
-            if i == self.stall_windows.len() {
+            while i == self.stall_windows.len() {
                 if self.stalls_drawn_to > done {
                     return done;
                 }
-                let begin = self.stalls_drawn_to + self.rng.next_u64() % (2 * st.mean_gap_ns + 1);
-                let end = begin + draw(st.lengths, &mut self.rng).max(1);
+                let begin = self.stalls_drawn_to + self.rng.next_u64() % (2 * st.busy_mean_gap_ns + 1);
+                // Model: busy or quiet as the writebacks submitted so far say (a window is
+                // drawn at most a gap ahead of the request that reaches it).
+                let busy = begin <= self.writeback_until;
+                let keep = busy || self.rng.next_u64() % st.quiet_mean_gap_ns.max(1) < st.busy_mean_gap_ns;
+                if !keep {
+                    self.stalls_drawn_to = begin;
+                    continue;
+                }
+                let lengths = if busy { st.busy_lengths } else { st.quiet_lengths };
+                let end = begin + draw(lengths, &mut self.rng).max(1);
                 self.stall_windows.push_back((begin, end));
                 self.stalls_drawn_to = end;
             }
@@ -759,6 +779,12 @@ impl Device {
             }
             i += 1;
         }
+    }
+
+    /// A metadata writeback done at `done` was submitted: a device with stalls stalls at
+    /// its busy rate until `WRITEBACK_TAIL_NS` after it.
+    pub fn note_writeback(&mut self, done: Ns) {
+        self.writeback_until = self.writeback_until.max(done + WRITEBACK_TAIL_NS);
     }
 
     fn measured_latency(&mut self) -> Ns {
@@ -1088,25 +1114,36 @@ mod tests {
 
     /// A stall holds every request it overlaps for the overlap: requests in flight together
     /// complete late together, as the CI machine's iclog writes do (its `vm-disk` profile);
-    /// between stalls a write takes its measured latency, under 2 ms.
+    /// between stalls a write takes its measured latency, under 2 ms. The host stalls about
+    /// twelve times as often while metadata is written back as otherwise.
     #[test]
     fn a_stall_delays_every_request_it_overlaps_and_writes_between_take_their_measured_time() {
         let mut d = dev(DeviceClass::VmDisk);
-        let (mut t, mut any_late, mut both_late, mut fast) = (0, 0, 0, 0);
-        for _ in 0..4000 {
-            let (_, a) = d.submit_write(t, 0, block(1), ReqFlags::default(), 0);
-            let (_, b) = d.submit_write(t, 8, block(2), ReqFlags::default(), 0);
-            let (la, lb) = (a - t, b - t);
-            // Under 2 ms is a write's own latency; a stall makes it later.
-            any_late += (la.max(lb) > 2 * NS_PER_MS) as u32;
-            both_late += (la.min(lb) > 2 * NS_PER_MS) as u32;
-            fast += (la <= 2 * NS_PER_MS) as u32;
-            t = a.max(b) + 5 * NS_PER_MS;
-        }
+        let phase = |d: &mut Device, t0: Ns, writeback: bool| {
+            let (mut t, mut any_late, mut both_late, mut fast) = (t0, 0, 0, 0);
+            for _ in 0..4000 {
+                let (_, a) = d.submit_write(t, 0, block(1), ReqFlags::default(), 0);
+                let (_, b) = d.submit_write(t, 8, block(2), ReqFlags::default(), 0);
+                if writeback {
+                    d.note_writeback(a.max(b));
+                }
+                let (la, lb) = (a - t, b - t);
+                // Under 2 ms is a write's own latency; a stall makes it later.
+                any_late += (la.max(lb) > 2 * NS_PER_MS) as u32;
+                both_late += (la.min(lb) > 2 * NS_PER_MS) as u32;
+                fast += (la <= 2 * NS_PER_MS) as u32;
+                t = a.max(b) + 5 * NS_PER_MS;
+            }
+            (t, any_late, both_late, fast)
+        };
+        let (t, quiet, _, _) = phase(&mut d, 0, false);
+        let (_, busy, both_late, fast) = phase(&mut d, t + NS_PER_SEC, true);
         assert!(fast > 3000, "most writes are fast: {fast}");
-        assert!(any_late > 50 && any_late < 1000, "a stall every ~0.16 s over ~28 s: {any_late}");
+        eprintln!("late with writeback {busy}, without {quiet}");
+        assert!(busy > 100 && busy < 1500, "a stall every ~54 ms over ~28 s of writeback: {busy}");
+        assert!(quiet * 4 < busy && quiet > 5, "one every ~0.65 s without: {quiet} (with: {busy})");
         // Independent per-request tails would make both late about never.
-        assert!(both_late * 5 >= any_late * 4, "a stall holds both requests in flight: {both_late} of {any_late}");
+        assert!(both_late * 5 >= busy * 4, "a stall holds both requests in flight: {both_late} of {busy}");
     }
 
     /// The loop device has a write cache, no FUA and one flush queue: a FUA write completes

@@ -12,7 +12,7 @@ const DISK_SECTORS: u64 = 8_000_000_000_000 / 512;
 /// Firecracker VM's disk, 6.18), from `block_rq_issue`/`_complete` of 37,695 32 KiB iclog
 /// writes during a 60 s `loglab kernel run --preset cil-throttle-rhythm`. The writes under
 /// 2 ms are the per-write latency; the rest come in episodes where every write in flight
-/// completes late together (a host stall): one every 0.16 s, of the lengths below.
+/// completes late together (a host stall: `VM_DISK_STALLS`).
 /// Points: (cumulative per million, latency).
 const VM_DISK_WRITE_LATENCY: &[(u32, Ns)] = &[
     (0, 26 * NS_PER_US),
@@ -55,9 +55,15 @@ const VM_DISK_FLUSH_ALLOCATING: &[(u32, Ns)] = &[
     (990_000, 8_473 * NS_PER_US),
     (1_000_000, 38_557 * NS_PER_US),
 ];
+/// Host stalls, which come with the guest's metadata writeback: in a 20 s `kernel run
+/// --preset cil-throttle-rhythm --trace` (83 completion gaps of 2 ms or more with requests in
+/// flight), 57 fell while xfsaild's writes were in flight or done less than 50 ms before (3.07 s
+/// of the run: one per 54 ms), 26 in the other 16.9 s (one per 648 ms, 2.1-4.9 ms long); a
+/// 20 s `fsync-heavy` run, with no writeback, had 4. The busy lengths are all the stalls of a
+/// 60 s run of the same scenario (375, one per 0.16 s), most of them in writeback.
 const VM_DISK_STALLS: Stalls = Stalls {
-    mean_gap_ns: 160 * NS_PER_MS,
-    lengths: &[
+    busy_mean_gap_ns: 54 * NS_PER_MS,
+    busy_lengths: &[
         (0, 2 * NS_PER_MS),
         (250_000, 3_600 * NS_PER_US),
         (500_000, 5_200 * NS_PER_US),
@@ -68,6 +74,15 @@ const VM_DISK_STALLS: Stalls = Stalls {
         (990_000, 69 * NS_PER_MS),
         (996_000, 89 * NS_PER_MS),
         (1_000_000, 107_600 * NS_PER_US),
+    ],
+    quiet_mean_gap_ns: 648 * NS_PER_MS,
+    quiet_lengths: &[
+        (0, 2_100 * NS_PER_US),
+        (250_000, 2_800 * NS_PER_US),
+        (500_000, 3_400 * NS_PER_US),
+        (750_000, 3_900 * NS_PER_US),
+        (900_000, 4_200 * NS_PER_US),
+        (1_000_000, 4_900 * NS_PER_US),
     ],
 };
 

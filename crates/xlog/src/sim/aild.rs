@@ -242,6 +242,7 @@ impl Sim {
         }
         let (dd, daddr, tag) = (self.data_dev, self.items[first as usize].daddr, IoTag::Meta { first, count });
         let (rid, done) = self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, tag.pack());
+        self.devs[dd].note_writeback(done);
         self.note_io(dd, rid, done, tag);
         self.emit(TASK_XFSAILD, push);
         self.io_at(done, dd, rid);
