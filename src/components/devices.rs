@@ -21,6 +21,23 @@ fn kind(k: &IoKind) -> &'static str {
     }
 }
 
+/// A host stall, in words: under way (every request in flight waits it out), or the rate
+/// stalls come at now.
+fn stall_text(left: Option<u64>, writeback: bool) -> String {
+    let rate = if writeback {
+        "about one per 54 ms while metadata is being written back, as now"
+    } else {
+        "about one per 0.65 s while no metadata is being written back, as now"
+    };
+    match left {
+        Some(ns) => format!(
+            "stalling now, {:.1} ms more: nothing completes until it ends, requests in flight and those issued meanwhile wait ({rate})",
+            ns as f64 / 1e6
+        ),
+        None => format!("none under way; {rate}"),
+    }
+}
+
 /// A disk's background destaging, in words: what a cache flush issued now would wait for.
 fn destage_text(waiting: u64, bytes: u64, busy_ns: u64) -> String {
     let writes = |n: u64| format!("{n} write{}", if n == 1 { "" } else { "s" });
@@ -51,6 +68,10 @@ pub fn devices_panel(p: &DevicesProps) -> Html {
                     <h3>{ format!("{} device — {}{}", d.role, d.profile, if d.volatile_cache { "" } else { " (no volatile cache: flushes elided)" }) }</h3>
                     <table class="stats">
                         <tr><td>{ "in the volatile cache" }</td><td data-key={format!("{}-cached", d.role)}>{ format!("{} writes, {} KiB", d.cached_writes, d.cached_bytes / 1024) }</td></tr>
+                        if let Some((left, writeback)) = d.host_stall {
+                            <tr class={classes!(left.is_some().then_some("alert"))}><td>{ "host stalls (this machine's disk)" }</td>
+                                <td data-key={format!("{}-stall", d.role)}>{ stall_text(left, writeback) }</td></tr>
+                        }
                         if let Some((n, bytes, busy)) = d.destage {
                             <tr><td>{ "not yet on the platters" }</td><td data-key={format!("{}-destage", d.role)}>{ destage_text(n, bytes, busy) }</td></tr>
                         }

@@ -781,6 +781,14 @@ impl Device {
         }
     }
 
+    /// A device with host stalls, as of `now`: how much longer a stall under way holds the
+    /// requests in flight (None when none is), and whether the busy (writeback) rate applies.
+    pub fn stall_state(&self, now: Ns) -> Option<(Option<Ns>, bool)> {
+        self.profile.stalls?;
+        let left = self.stall_windows.iter().find(|&&(b, e)| b <= now && now < e).map(|&(_, e)| e - now);
+        Some((left, now <= self.writeback_until))
+    }
+
     /// A metadata writeback done at `done` was submitted: a device with stalls stalls at
     /// its busy rate until `WRITEBACK_TAIL_NS` after it.
     pub fn note_writeback(&mut self, done: Ns) {

@@ -740,3 +740,30 @@ fn a_push_runs_time_splits_into_its_cpu_and_what_it_waits_for() {
     let total: f64 = parts(&v514).iter().sum();
     assert!(v514.cil_push_ms_data_flush_wait > 0.5 * total, "{:?}", parts(&v514));
 }
+
+/// `vm-disk`'s host stalls in the lab's device view: while one is under way every request in
+/// flight completes after it, and the view says so; stalls come at the writeback rate while
+/// xfsaild's writes are out (the 6.11 AIL push writes back in pinches once the log fills).
+#[test]
+fn the_device_view_shows_a_host_stall_holding_every_request_in_flight() {
+    let mut s = find_preset("cil-throttle-rhythm").unwrap();
+    for (k, v) in [("device", "vm-disk"), ("cpus", "2"), ("ail_push", "upstream"), ("cil_pushers", "4")] {
+        s.set(k, v).unwrap();
+    }
+    s.duration = Duration(3 * NS_PER_SEC);
+    let mut sim = Sim::new(&s).unwrap();
+    let (mut stalls_seen, mut busy_seen, mut quiet_seen) = (0, false, false);
+    while sim.step().is_some() {
+        let d = &sim.devices_view()[0];
+        let (left, writeback) = d.host_stall.expect("vm-disk has host stalls");
+        (busy_seen, quiet_seen) = (busy_seen || writeback, quiet_seen || !writeback);
+        if let Some(left) = left {
+            stalls_seen += 1;
+            let end = sim.now() + left;
+            assert!(d.inflight.iter().all(|r| r.done_ns >= end), "a request in flight finishes inside a stall");
+        }
+    }
+    assert!(stalls_seen > 0 && busy_seen && quiet_seen, "stalls {stalls_seen}, busy {busy_seen}, quiet {quiet_seen}");
+    let nvme = Sim::new(&find_preset("cil-throttle-rhythm").unwrap()).unwrap();
+    assert_eq!(nvme.devices_view()[0].host_stall, None, "devices modelled from parts have none");
+}

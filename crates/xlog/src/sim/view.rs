@@ -218,6 +218,9 @@ pub struct DevicePanel {
     /// Requests in flight, with what each was issued for.
     pub inflight: Vec<IoSpan>,
     pub stats: DeviceStats,
+    /// A device with host stalls (`vm-disk`): the time a stall under way still holds every
+    /// request in flight, and whether stalls come at the writeback rate now.
+    pub host_stall: Option<(Option<Ns>, bool)>,
 }
 
 /// The Active Item List: committed items by LSN, the tail, xfsaild.
@@ -383,6 +386,7 @@ impl Sim {
                 destage: dev.destage_backlog(self.now),
                 inflight: dev.inflight().iter().take(VIEW_LIST_MAX).map(|r| self.io_span(d, r)).collect(),
                 stats: dev.stats.clone(),
+                host_stall: dev.stall_state(self.now),
             })
             .collect()
     }
