@@ -48,7 +48,10 @@ pub fn xlog_space_left(log_bytes: u32, head: GrantHead, tail: Lsn) -> u32 {
     } else if tail_cycle + 1 < head.cycle {
         0
     } else if tail_cycle < head.cycle {
-        tail_bytes - head.bytes
+        // The head can pass the tail: `xlog_sync` adds an iclog's roundoff to both heads
+        // without a space check when no ticket pays it. The kernel's int then goes negative
+        // and every caller finds no room, as with 0.
+        tail_bytes.saturating_sub(head.bytes)
     } else {
         // "xlog_space_left: head behind tail": a model bug, as ASSERT(0) is in a debug
         // kernel; a release kernel (and release build) reports the whole log free.
@@ -200,6 +203,9 @@ mod tests {
         h.add(1000, 200);
         assert_eq!(xlog_space_left(1000, h, Lsn::new(1, 1)), 412);
         assert_eq!(xlog_space_left(1000, GrantHead { cycle: 3, bytes: 0 }, Lsn::new(1, 1)), 0);
+        // A roundoff added without a check took the head 192 bytes past the tail: no room
+        // (the kernel's free bytes go negative), not a whole log's worth.
+        assert_eq!(xlog_space_left(1000, GrantHead { cycle: 2, bytes: 512 + 192 }, Lsn::new(1, 1)), 0);
     }
 
     #[test]
