@@ -50,7 +50,7 @@ pub use recovery::{
 };
 pub use scenario::{
     AilPush, CilSpace, CommitOrdering, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy,
-    ForceFlush, RsumCache, Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle,
+    ForceFlush, RsumCache, SataFua, Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle,
     UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
 };
 pub use sectors::SectorMap;

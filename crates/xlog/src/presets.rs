@@ -1,8 +1,8 @@
 //! Named scenarios: the presets `loglab presets` lists, the lab opens, and the bug zoo.
 
 use crate::scenario::{
-    AilPush, CilSpace, CommitOrdering, CrashModel, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, Scenario,
-    Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, Xfsaild,
+    AilPush, CilSpace, CommitOrdering, CrashModel, DeviceClass, Directory, Duration, FlushPolicy, ForceFlush, SataFua,
+    Scenario, Size, StartRecordOrder, TailUpdate, Throttle, UnitResRoundoff, WorkloadKind, Xfsaild,
 };
 use crate::units::{NS_PER_MS, NS_PER_SEC, NS_PER_US};
 
@@ -105,11 +105,13 @@ fn fsmark(iclog: u64) -> Scenario {
 }
 
 /// The kernel of the seed 003 thread (5.7/5.8): flushes on every iclog, one push at a time,
-/// commit records unordered, the 5.7 throttle, reservations push the AIL; fsmark on a SATA SSD.
+/// commit records unordered, the 5.7 throttle, reservations push the AIL, no FUA from libata;
+/// fsmark on a SATA SSD.
 fn seed003() -> Scenario {
     Scenario {
         ail_push: AilPush::Grant,
         cil_space: CilSpace::Global,
+        sata_fua: SataFua::Emulated,
         flush: FlushPolicy::Legacy,
         cil_pushers: 1,
         throttle: Throttle::V57,
@@ -173,9 +175,11 @@ pub static PRESETS: &[Preset] = &[
             // reservation stays out for a random read (a seek on disks, a page read on flash).
             tx_reads: 1,
             duration: Duration(5 * NS_PER_SEC),
-            // Seed 000's kernel (2022) predates 6.11: reservations push the AIL.
+            // Seed 000's kernel (2022) predates 6.11: reservations push the AIL; and 6.2:
+            // libata sent no FUA, so each FUA write is a write and a flush.
             ail_push: AilPush::Grant,
             cil_space: CilSpace::Global,
+            sata_fua: SataFua::Emulated,
             ..Scenario::default()
         },
         fix: &[],
@@ -202,8 +206,9 @@ pub static PRESETS: &[Preset] = &[
             log_size: Size(512 << 20),
             fs_size: Size(1 << 40),
             cil_pushers: 1,
-            // Seed 001's kernels (2021) count the CIL's space globally.
+            // Seed 001's kernels (2021) count the CIL's space globally, and libata sent no FUA.
             cil_space: CilSpace::Global,
+            sata_fua: SataFua::Emulated,
             duration: Duration(NS_PER_SEC),
             ..fsmark(256 << 10)
         },
@@ -414,9 +419,10 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         name: "unordered-start-records",
         about: "bug: concurrent pushes wrote start records out of order; recovery stamps the wrong LSN",
-        // 64-way fsmark on a 4MiB log on a SATA SSD with 5.14's up-front flush: pushes
+        // 128-way fsmark on a 4MiB log on a SATA SSD with 5.14's up-front flush: pushes
         // overlap, and a big checkpoint's start record can trail a smaller later one's.
-        // (With 512-byte inodes the NVMe default no longer stalls a push long enough.)
+        // (With 512-byte inodes the NVMe default no longer stalls a push long enough; since
+        // the SATA SSD's flushes share its one flush queue, 64 writers overtake too rarely.)
         // Crashes as generic/482 replays them (dm-log-writes): cached writes survive as a
         // completion-order prefix.
         build: || Scenario {
@@ -430,7 +436,7 @@ pub static PRESETS: &[Preset] = &[
             ail_push: AilPush::Grant,
             cil_space: CilSpace::Global,
             device: DeviceClass::SataSsd,
-            writers: 64,
+            writers: 128,
             ..fsmark(32 << 10)
         },
         fix: &[("start_record_order", "ordered")],

@@ -114,7 +114,9 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         flush_latency: &[],
         flush_latency_allocating: &[],
         fua: true,
-        one_flush_queue: false,
+        libata: true,
+        // SATA behind AHCI: one hardware queue, so one blk-mq flush queue for every flush.
+        one_flush_queue: true,
         stalls: None,
     };
     let nvme = DeviceProfile {
@@ -141,6 +143,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         flush_latency: &[],
         flush_latency_allocating: &[],
         fua: true,
+        libata: false,
         one_flush_queue: false,
         stalls: None,
     };
@@ -178,6 +181,8 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             media_bytes_per_sec: 450 * MB,
             program_ns: 500 * NS_PER_US,  // consumer TLC/QLC program
             flush_base_ns: 2 * NS_PER_MS, // non-queued FLUSH CACHE drains NCQ and commits the FTL
+            one_flush_queue: true,        // AHCI: one hardware queue
+            libata: true,
             ..nvme
         },
         DeviceClass::EnterpriseSsd => DeviceProfile {
@@ -196,6 +201,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             program_ns: 500 * NS_PER_US, // write-through costs another replicated round trip
             flush_base_ns: NS_PER_MS,
             min_interval_ns: 333 * NS_PER_US, // provider cap: 3000 IOPS
+            one_flush_queue: true,            // iscsi_tcp: one hardware queue per session
             ..nvme
         },
         DeviceClass::VmDisk => DeviceProfile {
@@ -225,6 +231,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             flush_base_ns: 10 * NS_PER_MS, // controller flushes its cache to every member
             stripe_bytes: 6 * 64 * 1024,   // 64 KiB chunks x 6 data disks
             capacity_sectors: 6 * DISK_SECTORS / 4,
+            libata: false, // a hardware RAID controller: SCSI, FUA its own
             ..hdd
         },
     }

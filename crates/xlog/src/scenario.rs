@@ -86,6 +86,13 @@ switch!(
     CilSpace { Upstream = "upstream", Global = "global" }
 );
 switch!(
+    /// How a SATA drive (`hdd`, `hdd-x4`, `sata-ssd`) is sent a FUA write: `upstream` (6.2+,
+    /// libata's `fua` parameter on: the drive gets WRITE FPDMA QUEUED with FUA); `emulated`
+    /// (before 6.2, `libata.fua=0`: the disk advertises no FUA, so the block layer writes to
+    /// the cache and then flushes it, `REQ_FSEQ_POSTFLUSH`), which the seed presets keep.
+    SataFua { Upstream = "upstream", Emulated = "emulated" }
+);
+switch!(
     /// Which disk states a crash may leave (SPEC.md §2): `subset` keeps any subset of the
     /// completed-but-unflushed writes; `prefix` keeps them only as a completion-order prefix,
     /// as dm-log-writes replay (fstests generic/482) sees a crash.
@@ -198,6 +205,8 @@ pub struct Scenario {
     pub ail_push: AilPush,
     /// How commits count towards the CIL's space limits and pay its record headers.
     pub cil_space: CilSpace,
+    /// Whether a SATA drive gets FUA writes or the block layer's flush after each.
+    pub sata_fua: SataFua,
 }
 
 impl Default for Scenario {
@@ -241,6 +250,7 @@ impl Default for Scenario {
             xfsaild: Xfsaild::Upstream,
             ail_push: AilPush::Upstream,
             cil_space: CilSpace::Upstream,
+            sata_fua: SataFua::Upstream,
         }
     }
 }
@@ -373,6 +383,7 @@ settings!(
     cpus,
     append_size,
     agcount,
+    sata_fua,
 );
 
 impl Scenario {

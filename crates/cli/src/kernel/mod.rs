@@ -133,7 +133,8 @@ fn as_running_kernel(s: &Scenario) -> (Scenario, Vec<String>) {
         device_bug,
         xfsaild,
         ail_push,
-        cil_space
+        cil_space,
+        sata_fua
     );
     // The kernel's writer threads share this machine's CPUs.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);

@@ -335,7 +335,9 @@ mod tests {
     /// clears it.
     #[test]
     fn the_ail_view_shows_a_lost_wakeup_until_the_next_pass() {
-        let mut sim = Sim::new(&find("cil-throttle-32mb").unwrap()).unwrap();
+        // With FUA sent to the drive, this preset's faster log gives xfsaild more targets.
+        let s = crate::Scenario { sata_fua: crate::SataFua::Upstream, ..find("cil-throttle-32mb").unwrap() };
+        let mut sim = Sim::new(&s).unwrap();
         let (mut lost_at, mut cleared) = (None, false);
         while sim.step().is_some() {
             let v = sim.ail_view();

@@ -164,7 +164,10 @@ impl Sim {
     pub fn new(scenario: &Scenario) -> Result<Sim, String> {
         let geo = scenario.validate()?;
         let mut rng = Pcg64Mcg::seed_from_u64(scenario.seed);
-        let prof = profile(scenario.device);
+        let mut prof = profile(scenario.device);
+        if prof.libata && scenario.sata_fua == crate::scenario::SataFua::Emulated {
+            prof.fua = false;
+        }
         // Each device draws from its own stream, so the simulator's draws stay as they were.
         let dev_seed = |d: u64| scenario.seed ^ 0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(d + 1);
         let mut devs = vec![Device::new(prof.clone(), scenario.device_bug, dev_seed(0))];
