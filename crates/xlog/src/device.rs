@@ -27,6 +27,10 @@ pub struct DeviceProfile {
     pub volatile_cache: bool,
     /// Requests the device works on at once; more than one lets completions reorder.
     pub queue_depth: u32,
+    /// Disks whose one actuator each serves their reads and write-through writes in turn,
+    /// while writes into the cache complete over the link (NCQ); 0 for flash and for devices
+    /// whose channels are the whole story. An array's member holds a sector by md's chunk.
+    pub actuators: u32,
     /// Fixed cost of every command (controller, protocol, network round trip).
     pub cmd_ns: Ns,
     /// Host-to-cache transfer rate.
@@ -240,6 +244,10 @@ pub struct Device {
     /// When each of the `queue_depth` channels is next free, as (time, channel): the earliest
     /// (lowest channel on a tie) takes the next request. A heap: 128 channels on nvme-x4.
     channels: BinaryHeap<Reverse<(Ns, usize)>>,
+    /// Per disk (`actuators`): when its link is free for the next transfer, and when its
+    /// actuator is free for the next media access.
+    link_free: Vec<Ns>,
+    actuator_free: Vec<Ns>,
     last_start_ns: Ns,
     head_sector: u64,
     next_id: u64,
@@ -296,6 +304,9 @@ struct Dirty {
 /// `Device::inflight_at` of a request no longer in flight.
 const GONE: u32 = u32::MAX;
 
+/// md's default chunk (mdadm 3.1 and later: 512 KiB), in sectors.
+const MD_CHUNK_SECTORS: u64 = 1024;
+
 /// Extents a disk's scheduler weighs at once when it picks the next to destage.
 const RPO_WINDOW: usize = 32;
 
@@ -306,6 +317,7 @@ const TLC_PROGRAM_QUARTERS: [u64; 3] = [2, 4, 6];
 impl Device {
     pub fn new(profile: DeviceProfile, bug: DeviceBug, seed: u64) -> Device {
         let qd = profile.queue_depth.max(1) as usize;
+        let disks = profile.actuators as usize;
         Device {
             rng: Pcg64Mcg::seed_from_u64(seed),
             stall_windows: VecDeque::new(),
@@ -319,6 +331,8 @@ impl Device {
             inflight_at: VecDeque::new(),
             inflight_base: 1,
             channels: (0..qd).map(|i| Reverse((0, i))).collect(),
+            link_free: vec![0; disks],
+            actuator_free: vec![0; disks],
             last_start_ns: 0,
             head_sector: 0,
             next_id: 1,
@@ -434,7 +448,7 @@ impl Device {
         self.stats.preflush_writes += preflush as u64;
         self.stats.flushes += preflush as u64;
         self.destage(now, false);
-        let mut cost = self.profile.cmd_ns + transfer_ns(bytes, self.profile.bus_bytes_per_sec);
+        let cost = self.profile.cmd_ns + transfer_ns(bytes, self.link_rate());
         // The write goes out once its flush is done, without the PREFLUSH.
         let (mut not_before, mut window) = (now, None);
         if preflush {
@@ -444,11 +458,10 @@ impl Device {
         // Without FUA support the write goes to the cache and a flush follows it.
         let post_flush = fua && !self.profile.fua;
         let cached = self.profile.volatile_cache && (!fua || post_flush);
-        if !cached || !self.profile.write_latency.is_empty() {
-            cost += self.media_write_ns(sector, bytes);
-        }
+        let media =
+            if !cached || !self.profile.write_latency.is_empty() { self.media_write_ns(sector, bytes) } else { 0 };
         let kind = IoKind::Write { preflush, fua };
-        let (id, mut done) = self.enqueue(now, not_before, kind, sector, (data, bytes), cost, tag);
+        let (id, mut done) = self.enqueue(now, not_before, kind, sector, (data, bytes), (cost, media), tag);
         if post_flush {
             self.stats.flushes += 1;
             done = self.queued_flush(done);
@@ -472,15 +485,15 @@ impl Device {
 
     /// Submits a read of `bytes` at `sector`: a command plus a media access (a seek on disks).
     pub fn submit_read(&mut self, now: Ns, sector: u64, bytes: u64, tag: u64) -> (u64, Ns) {
-        let p = &self.profile;
-        let mut cost = p.cmd_ns + transfer_ns(bytes, p.bus_bytes_per_sec) + transfer_ns(bytes, p.media_bytes_per_sec);
+        let cost = self.profile.cmd_ns + transfer_ns(bytes, self.link_rate());
+        let mut media = transfer_ns(bytes, self.media_rate());
         if self.profile.seek_ns > 0 {
-            cost += self.seek_ns(sector);
+            media += self.seek_ns(sector);
             self.head_sector = sector + bytes / SECTOR as u64;
         } else {
-            cost += p.read_ns;
+            media += self.profile.read_ns;
         }
-        self.enqueue(now, now, IoKind::Read, sector, (Vec::new(), bytes), cost, tag)
+        self.enqueue(now, now, IoKind::Read, sector, (Vec::new(), bytes), (cost, media), tag)
     }
 
     /// Submits an explicit cache flush. Elided (completes at once) without a volatile cache.
@@ -495,7 +508,7 @@ impl Device {
             return self.flush_without_command(now, done, tag);
         }
         let cost = self.profile.cmd_ns + self.flush_wait(self.start_at(now));
-        self.enqueue(now, now, IoKind::Flush, 0, (Vec::new(), 0), cost, tag)
+        self.enqueue(now, now, IoKind::Flush, 0, (Vec::new(), 0), (cost, 0), tag)
     }
 
     /// A flush request that takes no channel of its own: elided, or md's (done at `done`).
@@ -537,6 +550,23 @@ impl Device {
         end
     }
 
+    fn actuators(&self) -> usize {
+        self.profile.actuators as usize
+    }
+
+    /// The disk of an array (md raid0, `MD_CHUNK_SECTORS` chunks) that holds `sector`.
+    fn member(&self, sector: u64) -> usize {
+        (sector / MD_CHUNK_SECTORS % self.actuators().max(1) as u64) as usize
+    }
+
+    /// One disk's link and media rates: an array's profile gives all its members' together.
+    fn link_rate(&self) -> u64 {
+        self.profile.bus_bytes_per_sec / self.profile.actuators.max(1) as u64
+    }
+    fn media_rate(&self) -> u64 {
+        self.profile.media_bytes_per_sec / self.profile.actuators.max(1) as u64
+    }
+
     /// When a request submitted now starts: on the first free channel, spaced by the IOPS cap.
     fn start_at(&self, now: Ns) -> Ns {
         let Reverse((free_at, _)) = *self.channels.peek().expect("queue_depth >= 1");
@@ -547,7 +577,9 @@ impl Device {
         start
     }
 
-    /// Queues a request submitted at `now` that may not start before `not_before`.
+    /// Queues a request submitted at `now` that may not start before `not_before`: `iface`
+    /// of command and transfer, then `media` of media access (on its disk's actuator, for a
+    /// device with `actuators`).
     #[allow(clippy::too_many_arguments)]
     fn enqueue(
         &mut self,
@@ -556,13 +588,32 @@ impl Device {
         kind: IoKind,
         sector: u64,
         (data, bytes): (Vec<u8>, u64),
-        cost: Ns,
+        (iface, media): (Ns, Ns),
         tag: u64,
     ) -> (u64, Ns) {
         let start = self.start_at(not_before);
         let Reverse((_, slot)) = self.channels.pop().expect("queue_depth >= 1");
         self.last_start_ns = start;
-        let done = self.after_stalls(start, start + cost.max(1));
+        let end = if self.actuators() > 0 {
+            let m = self.member(sector);
+            // Model: a write held for its PREFLUSH reaches the drive only when that is done,
+            // so it does not hold the link from those sent meanwhile.
+            let held = not_before > now;
+            let link_done = if held { start } else { start.max(self.link_free[m]) } + iface;
+            if !held {
+                self.link_free[m] = link_done;
+            }
+            if media > 0 {
+                let media_done = link_done.max(self.actuator_free[m]) + media;
+                self.actuator_free[m] = self.actuator_free[m].max(media_done);
+                media_done
+            } else {
+                link_done
+            }
+        } else {
+            start + iface + media
+        };
+        let done = self.after_stalls(start, end.max(start + 1));
         self.channels.push(Reverse((done, slot)));
         let id = self.next_id;
         self.next_id += 1;
@@ -813,8 +864,8 @@ impl Device {
     fn media_write_ns(&mut self, sector: u64, bytes: u64) -> Ns {
         let (program, measured) = (self.program_ns(), self.measured_latency());
         let seek = if self.profile.seek_ns > 0 { self.seek_ns(sector) } else { 0 };
+        let mut ns = transfer_ns(bytes, self.media_rate()) + program + measured + seek;
         let p = &self.profile;
-        let mut ns = transfer_ns(bytes, p.media_bytes_per_sec) + program + measured + seek;
         if p.stripe_bytes > 0 && !bytes.is_multiple_of(p.stripe_bytes) {
             // Partial-stripe write: read old data and parity, then write both (one more rotation).
             ns += 2 * p.half_rotation_ns + transfer_ns(bytes, p.media_bytes_per_sec);
@@ -1075,6 +1126,26 @@ mod tests {
         let (_, t1) = h.submit_write(0, 0, vec![0; 256 << 10], ReqFlags::PLAIN, 0);
         let (_, t2) = h.submit_write(0, 1000, block(1), ReqFlags::PLAIN, 0);
         assert!(t2 > t1);
+    }
+
+    /// NCQ: a disk's writes into its cache complete over its link while its one actuator
+    /// seeks for a read; a second read waits for the first. In an array each member disk (by
+    /// md's chunk) has its own actuator.
+    #[test]
+    fn a_disk_caches_writes_while_its_actuator_seeks_and_reads_take_turns() {
+        let mut h = dev(DeviceClass::Hdd);
+        let (_, r1) = h.submit_read(0, 1 << 30, 4096, 0);
+        let (_, w) = h.submit_write(0, 0, block(1), ReqFlags::PLAIN, 0);
+        let (_, r2) = h.submit_read(0, 2 << 30, 4096, 0);
+        assert!(r1 > NS_PER_MS && w < 200 * NS_PER_US, "the write does not wait for the seek: {w} vs {r1}");
+        assert!(r2 > r1, "one actuator: {r2} after {r1}");
+        // Sixteen reads far apart on member 0 (each seeks over a millisecond), then one on
+        // member 1: it takes at most a seek and a turn, not its turn behind them.
+        let mut a = dev(DeviceClass::HddX4);
+        let member0: Vec<Ns> = (1..=16u64).map(|i| a.submit_read(0, i << 32, 4096, 0).1).collect();
+        let (_, m1) = a.submit_read(0, (1 << 32) + MD_CHUNK_SECTORS, 4096, 0);
+        assert!(member0.windows(2).all(|w| w[1] > w[0]), "one actuator per member: {member0:?}");
+        assert!(m1 < member0[15], "another member's actuator does not wait: {m1} vs {}", member0[15]);
     }
 
     #[test]

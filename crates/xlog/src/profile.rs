@@ -90,7 +90,10 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
     let hdd = DeviceProfile {
         name: "hdd",
         volatile_cache: true,
-        queue_depth: 1,         // one actuator: requests complete in order
+        // NCQ: 32 commands queued; writes into the cache complete over the link while the
+        // one actuator serves reads and write-through writes in turn.
+        queue_depth: 32,
+        actuators: 1,
         cmd_ns: 50 * NS_PER_US, // SATA command + cache write
         bus_bytes_per_sec: 550 * MB,
         media_bytes_per_sec: 200 * MB, // outer-track sustained rate of a 7200 rpm disk
@@ -123,6 +126,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         name: "nvme",
         volatile_cache: true,
         queue_depth: 32,
+        actuators: 0,
         // 60k random-write IOPS at queue depth 1 class: ~16 us per 4 KiB write into DRAM cache.
         cmd_ns: 14 * NS_PER_US,
         bus_bytes_per_sec: 3_000 * MB,   // PCIe 3.0 x4
@@ -151,7 +155,8 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         DeviceClass::Hdd => hdd,
         DeviceClass::HddX4 => DeviceProfile {
             name: "hdd-x4",
-            queue_depth: 4, // four spindles work in parallel
+            queue_depth: 4 * 32, // four disks, each with NCQ
+            actuators: 4,
             bus_bytes_per_sec: 4 * hdd.bus_bytes_per_sec,
             media_bytes_per_sec: 4 * hdd.media_bytes_per_sec,
             capacity_sectors: 4 * DISK_SECTORS,
@@ -225,6 +230,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         DeviceClass::Raid6Old => DeviceProfile {
             name: "raid6-old",
             queue_depth: 6, // 8 disks, 6 data spindles
+            actuators: 0,   // the controller's queue: its channels are the spindles
             bus_bytes_per_sec: 400 * MB,
             media_bytes_per_sec: 600 * MB,
             seek_ns: 9 * NS_PER_MS,        // 2010-era 7200 rpm members
