@@ -211,3 +211,23 @@ test('on this machine\'s disk the devices panel says when a host stall holds eve
   assert.equal(await page.locator(stall).count(), 0);
   assert.deepEqual(errors, []);
 });
+
+test('on flash the devices panel says when a die is erasing a block', async () => {
+  const { page, errors } = browser;
+  const erase = '[data-testid="devices"] [data-key="log-erase"]';
+  // 221.0 ms: the first block erase begins (found with the model; the Rust test
+  // the_device_view_shows_a_flash_erase_under_way checks the view).
+  await page.goto(server.url + '?preset=fsync-heavy&writers=32&at=222ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  assert.match(await page.textContent(erase),
+    /^1 die erasing, [\d.]+ ms more: a cache flush or FUA write whose pages need that die waits for it \(1 block of 24 MiB erased so far, one for every 24 MiB programmed, 3\.5 ms each on one of its 32 dies in turn\)$/);
+  await page.locator('[data-testid="devices"]').screenshot({ path: path.join(ARTIFACTS, 'panel-devices-erase.png') });
+  await page.goto(server.url + '?preset=fsync-heavy&writers=32&at=100ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  assert.match(await page.textContent(erase), /^none under way; 0 blocks of 24 MiB erased so far/);
+  // A measured device shows what its host's media did, erases included: no row.
+  await page.goto(server.url + '?preset=fsync-heavy&device=vm-disk&at=100ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  assert.equal(await page.locator(erase).count(), 0);
+  assert.deepEqual(errors, []);
+});

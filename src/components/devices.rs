@@ -2,7 +2,7 @@
 //! requests in flight with their PREFLUSH and FUA marks.
 
 use std::rc::Rc;
-use xlog::{DevicePanel, IoKind};
+use xlog::{DevicePanel, FlashErase, IoKind};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -35,6 +35,28 @@ fn stall_text(left: Option<u64>, writeback: bool) -> String {
             ns as f64 / 1e6
         ),
         None => format!("none under way; {rate}"),
+    }
+}
+
+/// A flash drive's block erases, in words: what a flush or FUA write issued now may wait for.
+fn erase_text(e: &FlashErase) -> String {
+    let so_far = format!(
+        "{} block{} of {} MiB erased so far, one for every {} MiB programmed, {:.1} ms each on one of its {} dies in turn",
+        e.erased,
+        if e.erased == 1 { "" } else { "s" },
+        e.block_bytes >> 20,
+        e.block_bytes >> 20,
+        e.erase_ns as f64 / 1e6,
+        e.dies
+    );
+    match e.erasing {
+        0 => format!("none under way; {so_far}"),
+        n => format!(
+            "{n} die{} erasing, {:.1} ms more: a cache flush or FUA write whose pages need {} waits for it ({so_far})",
+            if n == 1 { "" } else { "s" },
+            e.left_ns as f64 / 1e6,
+            if n == 1 { "that die" } else { "one of them" }
+        ),
     }
 }
 
@@ -71,6 +93,10 @@ pub fn devices_panel(p: &DevicesProps) -> Html {
                         if let Some((left, writeback)) = d.host_stall {
                             <tr class={classes!(left.is_some().then_some("alert"))}><td>{ "host stalls (this machine's disk)" }</td>
                                 <td data-key={format!("{}-stall", d.role)}>{ stall_text(left, writeback) }</td></tr>
+                        }
+                        if let Some(e) = &d.flash_erase {
+                            <tr class={classes!((e.erasing > 0).then_some("alert"))}><td>{ "block erases (flash)" }</td>
+                                <td data-key={format!("{}-erase", d.role)}>{ erase_text(e) }</td></tr>
                         }
                         if let Some((n, bytes, busy)) = d.destage {
                             <tr><td>{ "not yet on the platters" }</td><td data-key={format!("{}-destage", d.role)}>{ destage_text(n, bytes, busy) }</td></tr>

@@ -76,6 +76,13 @@ pub struct DeviceProfile {
     pub fua: bool,
     /// A SATA drive behind libata, whose FUA support the kernel version decides (`sata_fua`).
     pub libata: bool,
+    /// Flash: its dies program in parallel, a page at a time in turn; the FTL erases a block
+    /// for every `erase_block_bytes` programmed, on the dies in turn, and a die is busy for
+    /// `erase_ns` (tBERS) while it erases. 0 where not modelled (disks, measured devices,
+    /// power-loss-protected caches).
+    pub dies: u32,
+    pub erase_block_bytes: u64,
+    pub erase_ns: Ns,
     /// One hardware queue: blk-mq's one flush queue serves every flush, explicit ones
     /// (`blkdev_issue_flush`) too, so concurrent flushes share one command. Devices with a
     /// queue per CPU (NVMe) coalesce only within a CPU's queue; the model leaves theirs apart.
@@ -248,6 +255,16 @@ pub struct Device {
     /// actuator is free for the next media access.
     link_free: Vec<Ns>,
     actuator_free: Vec<Ns>,
+    /// Flash: bytes programmed so far, when each die's erase under way ends, the die the
+    /// next page goes to, and how many blocks have been erased.
+    programmed: u64,
+    /// The cache's writes from this `cseq` on are not yet programmed, and the last drain
+    /// started ends here.
+    programmed_mark: u64,
+    drained_at: Ns,
+    die_busy: Vec<Ns>,
+    next_die: usize,
+    erases: u64,
     last_start_ns: Ns,
     head_sector: u64,
     next_id: u64,
@@ -304,6 +321,9 @@ struct Dirty {
 /// `Device::inflight_at` of a request no longer in flight.
 const GONE: u32 = u32::MAX;
 
+/// A flash page: what a die programs at once.
+const FLASH_PAGE_BYTES: u64 = 16 << 10;
+
 /// md's default chunk (mdadm 3.1 and later: 512 KiB), in sectors.
 const MD_CHUNK_SECTORS: u64 = 1024;
 
@@ -318,6 +338,7 @@ impl Device {
     pub fn new(profile: DeviceProfile, bug: DeviceBug, seed: u64) -> Device {
         let qd = profile.queue_depth.max(1) as usize;
         let disks = profile.actuators as usize;
+        let dies = if profile.erase_ns > 0 { profile.dies.max(1) as usize } else { 0 };
         Device {
             rng: Pcg64Mcg::seed_from_u64(seed),
             stall_windows: VecDeque::new(),
@@ -333,6 +354,12 @@ impl Device {
             channels: (0..qd).map(|i| Reverse((0, i))).collect(),
             link_free: vec![0; disks],
             actuator_free: vec![0; disks],
+            programmed: 0,
+            programmed_mark: 0,
+            drained_at: 0,
+            die_busy: vec![0; dies],
+            next_die: 0,
+            erases: 0,
             last_start_ns: 0,
             head_sector: 0,
             next_id: 1,
@@ -458,8 +485,12 @@ impl Device {
         // Without FUA support the write goes to the cache and a flush follows it.
         let post_flush = fua && !self.profile.fua;
         let cached = self.profile.volatile_cache && (!fua || post_flush);
-        let media =
+        let mut media =
             if !cached || !self.profile.write_latency.is_empty() { self.media_write_ns(sector, bytes) } else { 0 };
+        if !cached {
+            let at = self.start_at(not_before) + cost;
+            media += self.program_dies(at, bytes, media);
+        }
         let kind = IoKind::Write { preflush, fua };
         let (id, mut done) = self.enqueue(now, not_before, kind, sector, (data, bytes), (cost, media), tag);
         if post_flush {
@@ -689,12 +720,46 @@ impl Device {
             }
             let p = &self.profile;
             let extents = self.cache.len() as u64;
-            return p.flush_base_ns
+            let busy = p.flush_base_ns
                 + extents * p.flush_per_extent_ns
                 + transfer_ns(self.cached_bytes, p.media_bytes_per_sec);
+            if self.die_busy.is_empty() {
+                return busy;
+            }
+            // Flushes side by side drain one cache: the first programs what is new since the
+            // last drain, and none completes before the drain it shares is done.
+            let mark = std::mem::replace(&mut self.programmed_mark, self.next_cseq);
+            let fresh: u64 = self.cache.iter().rev().take_while(|w| w.cseq >= mark).map(|w| w.bytes).sum();
+            let end = start + busy + self.program_dies(start, fresh, busy);
+            self.drained_at = self.drained_at.max(end);
+            return self.drained_at - start;
         }
         self.destage(start, true);
         self.profile.flush_base_ns + self.media_free_ns.saturating_sub(start)
+    }
+
+    /// Flash: `bytes` programmed from `start` for `busy`: how much longer it takes because a
+    /// die its pages need is erasing. Each block's worth programmed then starts an erase on
+    /// the next die once this program is done.
+    /// Model: no erase suspend; the FTL erases a block when it has filled one, not ahead.
+    fn program_dies(&mut self, start: Ns, bytes: u64, busy: Ns) -> Ns {
+        let dies = self.die_busy.len();
+        if dies == 0 || bytes == 0 {
+            return 0;
+        }
+        let pages = bytes.div_ceil(FLASH_PAGE_BYTES);
+        let used = pages.min(dies as u64) as usize;
+        let ready = (0..used).map(|i| self.die_busy[(self.next_die + i) % dies]).max().unwrap_or(0);
+        let wait = ready.saturating_sub(start);
+        self.next_die = (self.next_die + (pages % dies as u64) as usize) % dies;
+        self.programmed += bytes;
+        let done = start + wait + busy;
+        while self.erases < self.programmed / self.profile.erase_block_bytes.max(1) {
+            let d = (self.erases % dies as u64) as usize;
+            self.die_busy[d] = self.die_busy[d].max(done) + self.profile.erase_ns;
+            self.erases += 1;
+        }
+        wait
     }
 
     /// A disk's destaging as of `now`: writes waiting for its next sweep, their bytes, and
@@ -840,6 +905,17 @@ impl Device {
         self.profile.stalls?;
         let left = self.stall_windows.iter().find(|&&(b, e)| b <= now && now < e).map(|&(_, e)| e - now);
         Some((left, now <= self.writeback_until))
+    }
+
+    /// Flash with its erases modelled, as of `now`: blocks erased so far (or begun), the dies
+    /// erasing now, and how long the last of those still needs.
+    pub fn erase_state(&self, now: Ns) -> Option<(u64, u32, Ns)> {
+        let erase = self.profile.erase_ns;
+        (!self.die_busy.is_empty()).then(|| {
+            let erasing = self.die_busy.iter().filter(|&&end| end > now && end - erase <= now);
+            let (n, left) = erasing.fold((0, 0), |(n, left), &end| (n + 1, left.max(end - now)));
+            (self.erases, n, left)
+        })
     }
 
     /// A metadata writeback done at `done` was submitted: a device with stalls stalls at
@@ -1323,6 +1399,24 @@ mod tests {
         let (_, b) = d.submit_flush(10, 0);
         let (_, c) = d.submit_flush(20, 0);
         assert!(b < 2 * a && c == b + 10, "each its own command, side by side: {a} {b} {c}");
+    }
+
+    /// Flash erases a block for every block's worth programmed, on the dies in turn, and a
+    /// program whose page lands on a die that is erasing waits for the erase to end.
+    #[test]
+    fn a_program_that_needs_an_erasing_die_waits_for_the_erase() {
+        let mut d = dev(DeviceClass::Nvme);
+        let (block, erase) = (d.profile.erase_block_bytes, d.profile.erase_ns);
+        assert_eq!(d.program_dies(0, block - FLASH_PAGE_BYTES, 1_000), 0, "nothing erasing yet");
+        // The page that fills the block: die 0 starts erasing when that program is done.
+        assert_eq!(d.program_dies(2_000, FLASH_PAGE_BYTES, 100), 0);
+        // A block is a whole number of pages per die round, so the next page is die 0's.
+        assert_eq!(d.program_dies(3_000, FLASH_PAGE_BYTES, 100), 2_100 + erase - 3_000);
+        // The next die is free, and die 0 is after its erase.
+        assert_eq!(d.program_dies(3_000, FLASH_PAGE_BYTES, 100), 0);
+        assert_eq!(d.program_dies(2_100 + erase, 32 * FLASH_PAGE_BYTES, 100), 0, "every die, none erasing");
+        // Devices without the model (disks, measured ones) never wait.
+        assert_eq!(dev(DeviceClass::VmDisk).program_dies(0, 2 * block, 100), 0);
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub use scenario::{
 };
 pub use sectors::SectorMap;
 pub use sim::{
-    AilView, CheckpointPanel, CheckpointRecord, CilView, Command, CommittingPanel, DevicePanel, FoldedItem,
+    AilView, CheckpointPanel, CheckpointRecord, CilView, Command, CommittingPanel, DevicePanel, FlashErase, FoldedItem,
     GrantHeadPanel, History, IclogPanel, IclogView, IclogsView, IoPurpose, IoSpan, LogSpaceView, Milestone, PushState,
     RtView, Sim, TasksView, View, Watch, WriterState, BRANCH_KEYS, FOLD_BATCH, VIEW_LIST_MAX,
 };

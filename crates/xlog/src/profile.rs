@@ -118,6 +118,9 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         flush_latency_allocating: &[],
         fua: true,
         libata: true,
+        dies: 0,
+        erase_block_bytes: 0,
+        erase_ns: 0,
         // SATA behind AHCI: one hardware queue, so one blk-mq flush queue for every flush.
         one_flush_queue: true,
         stalls: None,
@@ -148,6 +151,11 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         flush_latency_allocating: &[],
         fua: true,
         libata: false,
+        // 3D TLC, datasheet class: a 1 TB drive's 8 channels x 4 dies; a block of 24 MiB
+        // (1,536 pages of 16 KiB) erased in 3.5 ms (tBERS is 3-5 ms typical).
+        dies: 32,
+        erase_block_bytes: 24 << 20,
+        erase_ns: 3_500 * NS_PER_US,
         one_flush_queue: false,
         stalls: None,
     };
@@ -171,6 +179,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         DeviceClass::NvmeX4 => DeviceProfile {
             name: "nvme-x4",
             queue_depth: 128,
+            dies: 4 * nvme.dies, // md's chunks spread the pages over four drives' dies
             bus_bytes_per_sec: 4 * nvme.bus_bytes_per_sec,
             media_bytes_per_sec: 4 * nvme.media_bytes_per_sec,
             // A flush must drain all four members: the slowest member sets the pace.
@@ -181,6 +190,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         DeviceClass::SataSsd => DeviceProfile {
             name: "sata-ssd",
             queue_depth: 32,             // NCQ
+            dies: 8,                     // a consumer drive's 4 channels x 2 dies
             cmd_ns: 60 * NS_PER_US,      // AHCI + SATA link
             bus_bytes_per_sec: 550 * MB, // SATA 6 Gb/s
             media_bytes_per_sec: 450 * MB,
@@ -193,6 +203,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         DeviceClass::EnterpriseSsd => DeviceProfile {
             name: "enterprise-ssd",
             volatile_cache: false, // power-loss protected cache counts as stable
+            erase_ns: 0,           // its protected cache hides the erases behind it
             cmd_ns: 20 * NS_PER_US,
             program_ns: 0, // the protected DRAM cache absorbs writes
             ..nvme
@@ -200,6 +211,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         DeviceClass::IscsiCloud => DeviceProfile {
             name: "iscsi-cloud",
             queue_depth: 32,
+            erase_ns: 0,                 // a replicated volume: the network, not a die, sets its times
             cmd_ns: 500 * NS_PER_US,     // a network round trip per request
             bus_bytes_per_sec: 125 * MB, // provider throughput cap (1 Gb/s class)
             media_bytes_per_sec: 125 * MB,
@@ -211,6 +223,7 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
         },
         DeviceClass::VmDisk => DeviceProfile {
             name: "vm-disk",
+            erase_ns: 0, // measured: its tables hold whatever the host's media did
             // A loop device over this lab's CI machine's virtual disk (a Firecracker VM). It
             // advertises a write cache (`queue/write_cache`: write back) and no FUA, and has
             // one hardware queue: PREFLUSH and explicit flushes become flush requests, one at

@@ -383,7 +383,9 @@ fn legacy_flushes_cap_the_logs_iops_at_32k_iclogs_and_not_at_256k() {
     assert!(legacy.noiclog_events * 10 > legacy.iclog_writes * 5, "the push waits on iclogs");
     assert!(legacy.grant_head_waits > 0 && upstream.grant_head_waits == 0);
     let (legacy, upstream) = (run("256KiB", "legacy"), run("256KiB", "upstream"));
-    assert!(legacy.tx_per_sec * 1.02 > upstream.tx_per_sec, "{} vs {}", legacy.tx_per_sec, upstream.tx_per_sec);
+    // Within 5%: what legacy's flushes still cost at 256 KiB is a flush, and every iclog
+    // queued behind it, waiting out a die's block erase now and then (2% in these 3 s).
+    assert!(legacy.tx_per_sec * 1.05 > upstream.tx_per_sec, "{} vs {}", legacy.tx_per_sec, upstream.tx_per_sec);
     assert!(legacy.noiclog_events > 5 * upstream.noiclog_events, "noiclogs still drop sharply");
 }
 
@@ -797,4 +799,53 @@ fn without_libata_fua_every_fua_write_is_followed_by_a_flush_on_sata_only() {
     assert!(emulated.tx_per_sec < native.tx_per_sec, "the flushes after each write slow the log");
     let (a, b) = (run("nvme", "upstream"), run("nvme", "emulated"));
     assert_eq!((a.trace_hash.clone(), a.tx_per_sec), (b.trace_hash.clone(), b.tx_per_sec));
+}
+
+/// #17.5, latency has a distribution: on NVMe the group commit's cache flush that needs a die
+/// in the middle of a block erase (3.5 ms, one per 24 MiB programmed) waits for it, so a few
+/// fsyncs in a thousand take up to an erase longer than the median's (the page types alone
+/// keep p99.5 within 1.2x of p50). A power-loss-protected SSD (no flushes, no erases in sight)
+/// keeps its tail near its median.
+#[test]
+fn flash_erases_give_fsync_latency_a_tail() {
+    let nvme = run_set("fsync-heavy", &[("writers", "32")], 2);
+    eprintln!("nvme: p50 {} p99 {} p99.5 {}", nvme.latency_ms_p50, nvme.latency_ms_p99, nvme.latency_ms_p995);
+    assert!(
+        nvme.latency_ms_p995 > 1.4 * nvme.latency_ms_p50,
+        "p99.5 {} vs p50 {}",
+        nvme.latency_ms_p995,
+        nvme.latency_ms_p50
+    );
+    let plp = run_set("fsync-heavy", &[("writers", "32"), ("device", "enterprise-ssd")], 2);
+    assert!(
+        plp.latency_ms_p995 < 1.5 * plp.latency_ms_p50,
+        "p99.5 {} vs p50 {}",
+        plp.latency_ms_p995,
+        plp.latency_ms_p50
+    );
+}
+
+/// The device view names flash erases: while a die erases a block the view says how long it
+/// still needs, and a flush that needs it completes no earlier. Devices modelled without
+/// erases (measured ones) show no row.
+#[test]
+fn the_device_view_shows_a_flash_erase_under_way() {
+    let mut s = find_preset("fsync-heavy").unwrap();
+    s.writers = 32;
+    s.duration = Duration(NS_PER_SEC);
+    let mut sim = Sim::new(&s).unwrap();
+    let (mut first, mut last_erased) = (None, 0);
+    while sim.step().is_some() {
+        let e = sim.devices_view()[0].flash_erase.clone().expect("nvme models its erases");
+        assert!(e.erased >= last_erased && e.left_ns <= e.erase_ns);
+        last_erased = e.erased;
+        if e.erasing > 0 && first.is_none() {
+            first = Some((sim.now(), e.left_ns, e.erased));
+        }
+    }
+    let (at, left, erased) = first.expect("an erase within a second");
+    eprintln!("first erase under way at {at} ns, {left} ns left, {erased} erased");
+    assert!(erased >= 1 && last_erased > erased, "erases keep coming: {last_erased}");
+    let measured = Sim::new(&Scenario { device: DeviceClass::VmDisk, ..s }).unwrap();
+    assert_eq!(measured.devices_view()[0].flash_erase, None);
 }

@@ -52,8 +52,8 @@ pub use milestone::Milestone;
 pub use push::PushState;
 pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
-    AilView, CheckpointPanel, CilView, CommittingPanel, DevicePanel, GrantHeadPanel, IclogPanel, IclogView, IclogsView,
-    LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
+    AilView, CheckpointPanel, CilView, CommittingPanel, DevicePanel, FlashErase, GrantHeadPanel, IclogPanel, IclogView,
+    IclogsView, LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
 };
 pub use watch::Watch;
 pub use workload::Item;

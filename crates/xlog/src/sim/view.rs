@@ -221,6 +221,19 @@ pub struct DevicePanel {
     /// A device with host stalls (`vm-disk`): the time a stall under way still holds every
     /// request in flight, and whether stalls come at the writeback rate now.
     pub host_stall: Option<(Option<Ns>, bool)>,
+    /// Flash with erases modelled: blocks erased so far, dies erasing now, the longest time
+    /// one still needs, and the profile's block and die count.
+    pub flash_erase: Option<FlashErase>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FlashErase {
+    pub erased: u64,
+    pub erasing: u32,
+    pub left_ns: Ns,
+    pub block_bytes: u64,
+    pub erase_ns: Ns,
+    pub dies: u32,
 }
 
 /// The Active Item List: committed items by LSN, the tail, xfsaild.
@@ -387,6 +400,14 @@ impl Sim {
                 inflight: dev.inflight().iter().take(VIEW_LIST_MAX).map(|r| self.io_span(d, r)).collect(),
                 stats: dev.stats.clone(),
                 host_stall: dev.stall_state(self.now),
+                flash_erase: dev.erase_state(self.now).map(|(erased, erasing, left_ns)| FlashErase {
+                    erased,
+                    erasing,
+                    left_ns,
+                    block_bytes: dev.profile.erase_block_bytes,
+                    erase_ns: dev.profile.erase_ns,
+                    dies: dev.profile.dies,
+                }),
             })
             .collect()
     }
