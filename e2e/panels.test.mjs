@@ -46,7 +46,8 @@ test('each panel renders, names its kernel structure, and changes while playing'
     assert.match(await page.textContent(sel), what, `${name} says what it shows`);
     seen[name] = new Set([await snapshot(page, sel)]);
   }
-  while (BigInt(await page.getAttribute('#lab', 'data-sim-ns')) < 150_000_000n) {
+  // To 400 ms: the first checkpoint completes at 307 ms, and only then has the AIL items.
+  while (BigInt(await page.getAttribute('#lab', 'data-sim-ns')) < 400_000_000n) {
     for (const [name, [sel]] of Object.entries(PANELS)) seen[name].add(await snapshot(page, sel));
   }
   await page.click('[data-testid="play"]');

@@ -175,7 +175,7 @@ pub static PRESETS: &[Preset] = &[
             // reservation stays out for a random read (a seek on disks, a page read on flash).
             tx_reads: 1,
             duration: Duration(5 * NS_PER_SEC),
-            // Seed 000's kernel (2022) predates 6.11: reservations push the AIL; and 6.2:
+            // Seed 000's kernel (2022) predates 6.11: reservations push the AIL; and 6.3:
             // libata sent no FUA, so each FUA write is a write and a flush.
             ail_push: AilPush::Grant,
             cil_space: CilSpace::Global,

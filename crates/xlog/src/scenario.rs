@@ -86,10 +86,12 @@ switch!(
     CilSpace { Upstream = "upstream", Global = "global" }
 );
 switch!(
-    /// How a SATA drive (`hdd`, `hdd-x4`, `sata-ssd`) is sent a FUA write: `upstream` (6.2+,
+    /// How a SATA drive (`hdd`, `hdd-x4`, `sata-ssd`) is sent a FUA write: `upstream` (6.3+,
     /// libata's `fua` parameter on: the drive gets WRITE FPDMA QUEUED with FUA); `emulated`
-    /// (before 6.2, `libata.fua=0`: the disk advertises no FUA, so the block layer writes to
-    /// the cache and then flushes it, `REQ_FSEQ_POSTFLUSH`), which the seed presets keep.
+    /// (before 6.3, `libata.fua=0`: the disk advertises no FUA, so the block layer writes to
+    /// the cache and then flushes it, `REQ_FSEQ_POSTFLUSH`), which the seed presets keep. The
+    /// bug zoo keeps FUA: its bugs are those of drives that honour it (a flush after every FUA
+    /// write would hide `force-without-flush`'s).
     SataFua { Upstream = "upstream", Emulated = "emulated" }
 );
 switch!(

@@ -308,7 +308,7 @@ fn cil_waits(s: &Scenario) -> (u64, u64, u64) {
 fn seed_003_a_32mib_log_throttles_many_more_commits_than_a_64mib_log() {
     let mut small = find_preset("cil-throttle-32mb").unwrap();
     small.duration = Duration(2 * NS_PER_SEC);
-    // With FUA sent to the SSD (6.2+), the push keeps up with a 64 MiB log's CIL but not a
+    // With FUA sent to the SSD (6.3+), the push keeps up with a 64 MiB log's CIL but not a
     // 32 MiB one's. With the seed kernel's emulated FUA this SSD's log is slower than both:
     // every checkpoint throttles at either size.
     small.sata_fua = SataFua::Upstream;
@@ -776,9 +776,9 @@ fn the_device_view_shows_a_host_stall_holding_every_request_in_flight() {
     assert_eq!(nvme.devices_view()[0].host_stall, None, "devices modelled from parts have none");
 }
 
-/// Before 6.2 libata sent SATA drives no FUA (`libata.fua=0`): the block layer writes a FUA
+/// Before 6.3 libata sent SATA drives no FUA (`libata.fua=0`): the block layer writes a FUA
 /// request to the cache and flushes after it, so on a SATA SSD every legacy iclog write
-/// (PREFLUSH|FUA) costs two flushes, where 6.2+ sends one and the FUA write. NVMe is not
+/// (PREFLUSH|FUA) costs two flushes, where 6.3+ sends one and the FUA write. NVMe is not
 /// behind libata: the switch changes nothing there.
 #[test]
 fn without_libata_fua_every_fua_write_is_followed_by_a_flush_on_sata_only() {
