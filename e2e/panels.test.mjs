@@ -232,3 +232,23 @@ test('on flash the devices panel says when a die is erasing a block', async () =
   assert.equal(await page.locator(erase).count(), 0);
   assert.deepEqual(errors, []);
 });
+
+test('on disks the devices panel says how long each disk\'s heads are booked', async () => {
+  const { page, errors } = browser;
+  const act = '[data-testid="devices"] [data-key="log-actuator"]';
+  // Seed 000's 4 HDDs at 500 ms: reads and commit records queued on each disk's heads.
+  await page.goto(server.url + '?preset=seed-log-size&at=500ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const text = await page.textContent(act);
+  assert.match(text, /^disk 0 ([\d.]+ ms|idle), disk 1 ([\d.]+ ms|idle), disk 2 ([\d.]+ ms|idle), disk 3 ([\d.]+ ms|idle): still queued on each disk's heads/, text);
+  assert.ok(/[\d.]+ ms/.test(text), `some disk is busy: ${text}`);
+  await page.locator('[data-testid="devices"]').screenshot({ path: path.join(ARTIFACTS, 'panel-devices-actuators.png') });
+  // One disk: one line; flash has no heads.
+  await page.goto(server.url + '?preset=seed-log-size&device=hdd&at=500ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  assert.match(await page.textContent(act), /^(busy for [\d.]+ ms more with the reads and write-through writes queued for it|idle: a read or write-through write starts at once)/);
+  await page.goto(server.url + '?preset=fsync-heavy&at=100ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  assert.equal(await page.locator(act).count(), 0);
+  assert.deepEqual(errors, []);
+});

@@ -60,6 +60,22 @@ fn erase_text(e: &FlashErase) -> String {
     }
 }
 
+/// A disk's actuator(s), in words: what a read or a write-through write issued now waits for.
+fn actuator_text(busy: &[u64]) -> String {
+    let ms = |ns: u64| if ns == 0 { "idle".to_string() } else { format!("{:.1} ms", ns as f64 / 1e6) };
+    let what = "reads and write-through writes queued for it; writes into the cache do not wait for it (NCQ)";
+    match busy {
+        [0] => {
+            "idle: a read or write-through write starts at once; writes into the cache never wait for it (NCQ)".into()
+        }
+        [one] => format!("busy for {} more with the {what}", ms(*one)),
+        disks => format!(
+            "{}: still queued on each disk's heads (reads and write-through writes); writes into the cache do not wait for them (NCQ)",
+            disks.iter().enumerate().map(|(i, &ns)| format!("disk {i} {}", ms(ns))).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 /// A disk's background destaging, in words: what a cache flush issued now would wait for.
 fn destage_text(waiting: u64, bytes: u64, busy_ns: u64) -> String {
     let writes = |n: u64| format!("{n} write{}", if n == 1 { "" } else { "s" });
@@ -97,6 +113,9 @@ pub fn devices_panel(p: &DevicesProps) -> Html {
                         if let Some(e) = &d.flash_erase {
                             <tr class={classes!((e.erasing > 0).then_some("alert"))}><td>{ "block erases (flash)" }</td>
                                 <td data-key={format!("{}-erase", d.role)}>{ erase_text(e) }</td></tr>
+                        }
+                        if let Some(busy) = &d.actuators {
+                            <tr><td>{ "actuator (heads)" }</td><td data-key={format!("{}-actuator", d.role)}>{ actuator_text(busy) }</td></tr>
                         }
                         if let Some((n, bytes, busy)) = d.destage {
                             <tr><td>{ "not yet on the platters" }</td><td data-key={format!("{}-destage", d.role)}>{ destage_text(n, bytes, busy) }</td></tr>

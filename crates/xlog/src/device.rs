@@ -907,6 +907,17 @@ impl Device {
         Some((left, now <= self.writeback_until))
     }
 
+    /// A disk with NCQ, as of `now`: for each of its disks, how long its actuator is still
+    /// busy with the reads and write-through writes already queued for it.
+    pub fn actuator_state(&self, now: Ns) -> Option<Vec<Ns>> {
+        (self.actuators() > 0).then(|| self.actuator_free.iter().map(|&t| t.saturating_sub(now)).collect())
+    }
+
+    /// The disk of an array (md's chunk) holding `sector`; 0 on a single disk.
+    pub fn disk_of(&self, sector: u64) -> usize {
+        self.member(sector)
+    }
+
     /// Flash with its erases modelled, as of `now`: blocks erased so far (or begun), the dies
     /// erasing now, and how long the last of those still needs.
     pub fn erase_state(&self, now: Ns) -> Option<(u64, u32, Ns)> {

@@ -849,3 +849,27 @@ fn the_device_view_shows_a_flash_erase_under_way() {
     let measured = Sim::new(&Scenario { device: DeviceClass::VmDisk, ..s }).unwrap();
     assert_eq!(measured.devices_view()[0].flash_erase, None);
 }
+
+/// The device view shows each disk's actuator: a read in flight completes no later than the
+/// time its disk's actuator is booked to, and on 4 HDDs the disks are busy apart (md's chunks).
+#[test]
+fn the_device_view_shows_each_disks_actuator_and_reads_finish_within_it() {
+    let mut s = find_preset("seed-log-size").unwrap();
+    s.duration = Duration(NS_PER_SEC);
+    let mut sim = Sim::new(&s).unwrap();
+    let (mut reads_seen, mut apart) = (0, false);
+    while sim.step().is_some() {
+        let d = &sim.devices_view()[0];
+        let busy = d.actuators.clone().expect("hdd-x4 has actuators");
+        assert_eq!(busy.len(), 4);
+        apart |= busy.contains(&0) && busy.iter().any(|&b| b > 0);
+        for r in d.inflight.iter().filter(|r| r.kind == IoKind::Read) {
+            let disk = sim.devices()[0].disk_of(r.sector);
+            assert!(r.done_ns <= sim.now() + busy[disk], "a read outlasts its disk's actuator");
+            reads_seen += 1;
+        }
+    }
+    assert!(reads_seen > 0 && apart, "reads {reads_seen}, disks busy apart {apart}");
+    let flash = Sim::new(&find_preset("fsync-heavy").unwrap()).unwrap();
+    assert_eq!(flash.devices_view()[0].actuators, None);
+}

@@ -224,6 +224,9 @@ pub struct DevicePanel {
     /// Flash with erases modelled: blocks erased so far, dies erasing now, the longest time
     /// one still needs, and the profile's block and die count.
     pub flash_erase: Option<FlashErase>,
+    /// A disk with NCQ: per disk, how long its actuator stays busy with the reads and
+    /// write-through writes already queued (writes into the cache do not wait for it).
+    pub actuators: Option<Vec<Ns>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -408,6 +411,7 @@ impl Sim {
                     erase_ns: dev.profile.erase_ns,
                     dies: dev.profile.dies,
                 }),
+                actuators: dev.actuator_state(self.now),
             })
             .collect()
     }
