@@ -63,12 +63,14 @@ fn erase_text(e: &FlashErase) -> String {
 /// A disk's actuator(s), in words: what a read or a write-through write issued now waits for.
 fn actuator_text(busy: &[u64]) -> String {
     let ms = |ns: u64| if ns == 0 { "idle".to_string() } else { format!("{:.1} ms", ns as f64 / 1e6) };
-    let what = "reads and write-through writes queued for it; writes into the cache do not wait for it (NCQ)";
     match busy {
         [0] => {
             "idle: a read or write-through write starts at once; writes into the cache never wait for it (NCQ)".into()
         }
-        [one] => format!("busy for {} more with the {what}", ms(*one)),
+        [one] => format!(
+            "busy for {} more with the reads and write-through writes queued for it; writes into the cache do not wait for it (NCQ)",
+            ms(*one)
+        ),
         disks => format!(
             "{}: still queued on each disk's heads (reads and write-through writes); writes into the cache do not wait for them (NCQ)",
             disks.iter().enumerate().map(|(i, &ns)| format!("disk {i} {}", ms(ns))).collect::<Vec<_>>().join(", ")

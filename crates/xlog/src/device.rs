@@ -585,17 +585,18 @@ impl Device {
         self.profile.actuators as usize
     }
 
-    /// The disk of an array (md raid0, `MD_CHUNK_SECTORS` chunks) that holds `sector`.
-    fn member(&self, sector: u64) -> usize {
+    /// The disk of an array (md raid0, `MD_CHUNK_SECTORS` chunks) that holds `sector`; 0 on a
+    /// single disk.
+    pub fn disk_of(&self, sector: u64) -> usize {
         (sector / MD_CHUNK_SECTORS % self.actuators().max(1) as u64) as usize
     }
 
     /// One disk's link and media rates: an array's profile gives all its members' together.
     fn link_rate(&self) -> u64 {
-        self.profile.bus_bytes_per_sec / self.profile.actuators.max(1) as u64
+        self.profile.bus_bytes_per_sec / self.actuators().max(1) as u64
     }
     fn media_rate(&self) -> u64 {
-        self.profile.media_bytes_per_sec / self.profile.actuators.max(1) as u64
+        self.profile.media_bytes_per_sec / self.actuators().max(1) as u64
     }
 
     /// When a request submitted now starts: on the first free channel, spaced by the IOPS cap.
@@ -626,7 +627,7 @@ impl Device {
         let Reverse((_, slot)) = self.channels.pop().expect("queue_depth >= 1");
         self.last_start_ns = start;
         let end = if self.actuators() > 0 {
-            let m = self.member(sector);
+            let m = self.disk_of(sector);
             // Model: a write held for its PREFLUSH reaches the drive only when that is done,
             // so it does not hold the link from those sent meanwhile.
             let held = not_before > now;
@@ -911,11 +912,6 @@ impl Device {
     /// busy with the reads and write-through writes already queued for it.
     pub fn actuator_state(&self, now: Ns) -> Option<Vec<Ns>> {
         (self.actuators() > 0).then(|| self.actuator_free.iter().map(|&t| t.saturating_sub(now)).collect())
-    }
-
-    /// The disk of an array (md's chunk) holding `sector`; 0 on a single disk.
-    pub fn disk_of(&self, sector: u64) -> usize {
-        self.member(sector)
     }
 
     /// Flash with its erases modelled, as of `now`: blocks erased so far (or begun), the dies
