@@ -14,6 +14,7 @@ pub fn list(v: &[u64]) -> String {
 pub fn writer_label(s: &WriterState) -> &'static str {
     match s {
         WriterState::Thinking => "running",
+        WriterState::TxWork => "in a transaction (working, or waiting for a CPU)",
         WriterState::Stopped => "stopped",
         WriterState::GrantWait => "grant head wait",
         WriterState::Throttled => "CIL throttle",
@@ -400,6 +401,7 @@ mod tests {
                 ck(2, Lsn::new(2, 950), Lsn::new(3, 50)),
                 ck(3, Lsn::new(3, 60), Lsn::ZERO),
             ],
+            in_transactions: (0, 0),
         };
         let z = log_zoom(&s);
         assert_eq!(z.span_bb, 294, "tail to the reserve head (280 blocks) and a margin");

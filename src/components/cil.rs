@@ -18,13 +18,14 @@ fn ms(ns: u64) -> String {
 
 /// The push workers' time so far as shares, largest first, as a kernel trace of their
 /// blocking stacks would split it.
-fn push_time(t: &[u64; 5]) -> String {
-    const PARTS: [&str; 5] = [
+fn push_time(t: &[u64; 6]) -> String {
+    const PARTS: [&str; 6] = [
         "on a CPU",
         "waiting for a free iclog",
         "waiting for an earlier iclog before the commit record",
         "waiting behind earlier checkpoints' records",
         "waiting for the data-device flush",
+        "waiting for a CPU",
     ];
     let total: u64 = t.iter().sum();
     if total == 0 {
@@ -85,10 +86,13 @@ pub fn cil_panel(p: &CilProps) -> Html {
                         <td>{ if x.commit_lsn.0 != 0 { format!("start {} commit {}", x.start_lsn, x.commit_lsn) }
                               else if x.start_lsn.0 != 0 { format!("start {}, writing", x.start_lsn) } else { "building".into() } }</td></tr>
                 }) }
-                { for c.pushers.iter().zip(&c.pusher_running_ns).enumerate().map(|(k, (s, &ran))| html! {
+                { for c.pushers.iter().zip(&c.pusher_running_ns).enumerate().map(|(k, (s, &ran))| {
+                    let runnable = c.pushers_runnable.get(k).copied().unwrap_or(false);
+                    let what = if runnable { format!("waiting for a CPU (runnable), then {}", s.describe()) } else { s.describe() };
+                    html! {
                     <tr><td>{ format!("push worker {k}") }</td>
-                        <td>{ if ran > 0 { format!("{}, running {}", s.describe(), ms(ran)) } else { s.describe() } }</td></tr>
-                }) }
+                        <td data-key={format!("pusher-{k}")}>{ if ran > 0 { format!("{what}, running {}", ms(ran)) } else { what } }</td></tr>
+                }}) }
                 if let Some(waited) = c.push_queued_ns {
                     <tr class="alert"><td>{ "push queued (queue_work), no worker free" }</td>
                         <td data-key="push-queued">{ format!("waiting {}", ms(waited)) }</td></tr>
@@ -96,7 +100,7 @@ pub fn cil_panel(p: &CilProps) -> Html {
                 <tr title="From queue_work to a worker starting the push (the kernel's workqueue_queue_work to workqueue_execute_start), and the push work's longest run so far, those under way included. A push that waits long enough for the writers to fill the CIL to its throttle limit is seed 003's stutter.">
                     <td>{ "longest so far: push dispatch wait, push run" }</td>
                     <td data-key="push-longest">{ format!("{}, {}", ms(dispatch_longest), ms(run_longest)) }</td></tr>
-                <tr title="Where the push workers' time went, as a kernel trace of their blocking stacks splits it (xlog_state_get_iclog_space, xlog_wait_on_iclog, xlog_cil_order_write). The model's push workers never wait for a CPU.">
+                <tr title="Where the push workers' time went, as a kernel trace of their blocking stacks splits it (xlog_state_get_iclog_space, xlog_wait_on_iclog, xlog_cil_order_write). With a pool of CPUs (cpus) the push worker shares them with the writers and can wait runnable for one; without, it has a CPU of its own.">
                     <td>{ "push time so far" }</td>
                     <td data-key="push-time">{ push_time(&c.push_time_ns) }</td></tr>
             </table>

@@ -2,7 +2,7 @@
 //! requests in flight with their PREFLUSH and FUA marks.
 
 use std::rc::Rc;
-use xlog::{DevicePanel, FlashErase, IoKind};
+use xlog::{DevicePanel, FlashErase, IoKind, LinkShare};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -78,6 +78,30 @@ fn actuator_text(busy: &[u64]) -> String {
     }
 }
 
+/// A SATA drive's cache flush, in words: libata does not queue it beside other commands.
+fn flush_hold_text(left: Option<u64>) -> String {
+    match left {
+        Some(ns) => format!(
+            "a cache flush holds the queue for {:.1} ms more: no read or write reaches the drive until it is done (SATA: FLUSH CACHE is not queued)",
+            ns as f64 / 1e6
+        ),
+        None => "none now; a cache flush waits for the commands in flight, then holds every new one until it is done (SATA: FLUSH CACHE is not queued)".into(),
+    }
+}
+
+/// The link a device with one hardware queue shares among its writes, in words.
+fn link_text(l: &LinkShare) -> String {
+    let rate = l.bytes_per_sec / 1_000_000;
+    match l.moving {
+        0 => format!("idle: a write sent now moves its data at {rate} MB/s"),
+        n => format!(
+            "{n} write{} moving their data, {:.1} ms of it left at {rate} MB/s: a write sent now shares the link with them (one hardware queue)",
+            if n == 1 { "" } else { "s" },
+            l.backlog_ns as f64 / 1e6
+        ),
+    }
+}
+
 /// A disk's background destaging, in words: what a cache flush issued now would wait for.
 fn destage_text(waiting: u64, bytes: u64, busy_ns: u64) -> String {
     let writes = |n: u64| format!("{n} write{}", if n == 1 { "" } else { "s" });
@@ -115,6 +139,13 @@ pub fn devices_panel(p: &DevicesProps) -> Html {
                         if let Some(e) = &d.flash_erase {
                             <tr class={classes!((e.erasing > 0).then_some("alert"))}><td>{ "block erases (flash)" }</td>
                                 <td data-key={format!("{}-erase", d.role)}>{ erase_text(e) }</td></tr>
+                        }
+                        if let Some(left) = d.flush_hold {
+                            <tr class={classes!(left.is_some().then_some("alert"))}><td>{ "cache flush (SATA)" }</td>
+                                <td data-key={format!("{}-flush-hold", d.role)}>{ flush_hold_text(left) }</td></tr>
+                        }
+                        if let Some(l) = &d.link {
+                            <tr><td>{ "link (one queue)" }</td><td data-key={format!("{}-link", d.role)}>{ link_text(l) }</td></tr>
                         }
                         if let Some(busy) = &d.actuators {
                             <tr><td>{ "actuator (heads)" }</td><td data-key={format!("{}-actuator", d.role)}>{ actuator_text(busy) }</td></tr>

@@ -73,6 +73,13 @@ pub fn log_bar(props: &LogBarProps) -> Html {
                 <span style={format!("--c:{}", palette::BLUE)}>{ format!("{} checkpoints in the live log", z.checkpoints.len()) }</span>
                 <span style={format!("--c:{}", palette::GREY)}>{ format!("last_sync_lsn {}; the AIL is pushed when fewer than {} blocks are free", s.last_sync_lsn, s.tail_push_threshold_bb) }</span>
             </div>
+            if s.in_transactions.0 > 0 {
+                <p class="muted" data-key="grant-in-tx">{ format!(
+                    "{} writer{} inside {} transaction{} hold{} {} KiB of the reserve grant head: xfs_trans_alloc reserves the log space before the work it does, so it stays taken until the commit",
+                    s.in_transactions.0, if s.in_transactions.0 == 1 { "" } else { "s" },
+                    if s.in_transactions.0 == 1 { "its" } else { "their" }, if s.in_transactions.0 == 1 { "" } else { "s" },
+                    if s.in_transactions.0 == 1 { "s" } else { "" }, s.in_transactions.1 / 1024) }</p>
+            }
             if waiters > 0 {
                 <p class="muted" data-testid="grant-waiters">{ format!("Waiting for log space (first in line first): {}",
                     s.reserve.waiters.iter().map(|(t, need)| format!("{t} needs {} KiB", need / 1024)).collect::<Vec<_>>().join(", ")) }</p>

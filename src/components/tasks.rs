@@ -36,7 +36,7 @@ pub fn tasks_panel(p: &TasksProps) -> Html {
     html! {
         <div class="panel" data-testid="tasks" style="margin-top:14px">
             <h2>{ "tasks" }</h2>
-            <p class="what">{ "Each writer is a task looping reserve → commit → (fsync); choose one to see what it is waiting for, and what that waits for." }</p>
+            <p class="what">{ "Each writer is a task looping reserve → work → commit → (fsync); choose one to see what it is waiting for, and what that waits for." }</p>
             <div class="task-grid">
                 { for p.view.writer_states.iter().enumerate().map(|(w, s)| {
                     let lab = lab.clone();

@@ -33,7 +33,9 @@ pub struct DeviceProfile {
     pub actuators: u32,
     /// Fixed cost of every command (controller, protocol, network round trip).
     pub cmd_ns: Ns,
-    /// Host-to-cache transfer rate.
+    /// Host-to-device transfer rate: a disk's link, which its requests take in turn; behind
+    /// one hardware queue, a flash device's link, which its writes in flight share
+    /// (`link_share`); NVMe's, each request's own.
     pub bus_bytes_per_sec: u64,
     /// Cache-to-media (or write-through) transfer rate.
     pub media_bytes_per_sec: u64,
@@ -255,6 +257,8 @@ pub struct Device {
     /// actuator is free for the next media access.
     link_free: Vec<Ns>,
     actuator_free: Vec<Ns>,
+    /// Flash behind one hardware queue: its link (`link_share`).
+    link: LinkQueue,
     /// Flash: bytes programmed so far, when each die's erase under way ends, the die the
     /// next page goes to, and how many blocks have been erased.
     programmed: u64,
@@ -307,6 +311,9 @@ struct FlushQueue {
     start: Ns,
     end: Ns,
     data_end: Ns,
+    /// When the flush reached the driver: on libata it holds every command from then (it
+    /// waits at the head of the dispatch queue for the drive's queue to drain, then runs).
+    sent: Ns,
 }
 
 /// A write accepted into the cache at `at` and not yet written to the media (timing only:
@@ -353,6 +360,7 @@ impl Device {
             inflight_base: 1,
             channels: (0..qd).map(|i| Reverse((0, i))).collect(),
             link_free: vec![0; disks],
+            link: LinkQueue::default(),
             actuator_free: vec![0; disks],
             programmed: 0,
             programmed_mark: 0,
@@ -575,9 +583,15 @@ impl Device {
         if q.start > now {
             return q.end;
         }
-        let start = now.max(q.end).max(q.data_end);
+        let sent = now.max(q.end).max(q.data_end);
+        // FLUSH CACHE is not an NCQ command: libata issues it once the drive's queue has
+        // drained (`ata_std_qc_defer`).
+        let start = if self.profile.libata { sent.max(self.last_done()) } else { sent };
         let end = start + self.profile.cmd_ns + self.flush_wait(start);
-        self.flush_queue = FlushQueue { start, end, data_end: end };
+        // A host stall holds flushes too (the backing file's fsync). Pops nothing: `now` can
+        // be a later request's completion here.
+        let end = self.after_stalls(0, start, end);
+        self.flush_queue = FlushQueue { start, end, data_end: end, sent };
         end
     }
 
@@ -606,7 +620,19 @@ impl Device {
         if self.profile.min_interval_ns > 0 {
             start = start.max(self.last_start_ns + self.profile.min_interval_ns);
         }
+        // libata defers every command while a FLUSH CACHE runs (`ata_std_qc_defer`).
+        // Model: an array's member flushes are one flush of the array, so they hold every
+        // member's queue for its whole length.
+        let q = &self.flush_queue;
+        if self.profile.libata && q.sent <= start && start < q.end {
+            start = q.end;
+        }
         start
+    }
+
+    /// When the last request in flight completes (its channel is free again).
+    fn last_done(&self) -> Ns {
+        self.channels.iter().map(|Reverse((free_at, _))| *free_at).max().unwrap_or(0)
     }
 
     /// Queues a request submitted at `now` that may not start before `not_before`: `iface`
@@ -643,9 +669,18 @@ impl Device {
                 link_done
             }
         } else {
-            start + iface + media
+            let xfer = transfer_ns(bytes, self.link_rate()).min(iface);
+            let link_done = match kind {
+                // As on a disk, a write held for its PREFLUSH does not hold up those sent
+                // meanwhile; it shares the link with those still crossing it when it starts.
+                IoKind::Write { .. } if self.profile.one_flush_queue => {
+                    self.link_share(start + iface - xfer, xfer, not_before <= now)
+                }
+                _ => start + iface,
+            };
+            link_done + media
         };
-        let done = self.after_stalls(start, end.max(start + 1));
+        let done = self.after_stalls(now, start, end.max(start + 1));
         self.channels.push(Reverse((done, slot)));
         let id = self.next_id;
         self.next_id += 1;
@@ -666,6 +701,29 @@ impl Device {
         let flush = matches!(kind, IoKind::Flush | IoKind::Write { preflush: true, .. });
         self.note(DevIo::Submit { id, flush });
         (id, done)
+    }
+
+    /// Flash behind one hardware queue (AHCI's SATA link, a loop device): when a write whose
+    /// command is done at `ready` has moved its data (`xfer` at the link's rate alone) over
+    /// the link it shares with the writes whose data is still moving. The drive works on its
+    /// queued commands side by side, so a small write is not held behind a large one, and a
+    /// link with a backlog takes on no more than its rate. Model: a transfer already under
+    /// way is not slowed by a later one; reads are let pass (rare here); NVMe's link is not
+    /// shared (its queues are served round robin, and the push's copy per region, which
+    /// would pace its iclogs, is not modelled). A write not `booked`, held for its PREFLUSH
+    /// (starting later than those sent after it), meets the backlog and adds none.
+    fn link_share(&mut self, ready: Ns, xfer: Ns, booked: bool) -> Ns {
+        let lq = &mut self.link;
+        while lq.transfers.peek().is_some_and(|&Reverse(t)| t <= ready) {
+            lq.transfers.pop();
+        }
+        let sharing = lq.transfers.len() as u64;
+        let done = ready + xfer + lq.end.saturating_sub(ready).min(xfer.saturating_mul(sharing));
+        if booked {
+            lq.end = lq.end.max(ready) + xfer;
+            lq.transfers.push(Reverse(done));
+        }
+        done
     }
 
     /// Starts keeping a journal of requests (with their data).
@@ -864,9 +922,12 @@ impl Device {
 
     /// When a request that runs from `start` and would be done at `done` is done: the device
     /// makes no progress during a stall, so every stall it overlaps adds the overlap.
-    fn after_stalls(&mut self, start: Ns, mut done: Ns) -> Ns {
+    /// Windows that ended by `over` are dropped: only those over by now may go, as a request
+    /// that starts later (held for a flush) must not take a stall still under way from the
+    /// view (`stall_state`).
+    fn after_stalls(&mut self, over: Ns, start: Ns, mut done: Ns) -> Ns {
         let Some(st) = self.profile.stalls else { return done };
-        while self.stall_windows.front().is_some_and(|&(_, end)| end <= start) {
+        while self.stall_windows.front().is_some_and(|&(_, end)| end <= over.min(start)) {
             self.stall_windows.pop_front();
         }
         let mut i = 0;
@@ -912,6 +973,26 @@ impl Device {
     /// busy with the reads and write-through writes already queued for it.
     pub fn actuator_state(&self, now: Ns) -> Option<Vec<Ns>> {
         (self.actuators() > 0).then(|| self.actuator_free.iter().map(|&t| t.saturating_sub(now)).collect())
+    }
+
+    /// A SATA drive (libata), as of `now`: how long the cache flush that holds its queue still
+    /// needs (from when it reached the driver: the commands in flight drain, then it runs;
+    /// nothing else is sent meanwhile), or None when none does. None on other devices.
+    pub fn flush_hold(&self, now: Ns) -> Option<Option<Ns>> {
+        let q = &self.flush_queue;
+        (self.profile.libata && self.profile.volatile_cache)
+            .then(|| (q.sent <= now && now < q.end).then(|| q.end - now))
+    }
+
+    /// Flash behind one hardware queue, as of `now`: the writes still moving their data over
+    /// its link, how long until the last of them is done with it, and the link's rate. None
+    /// on other devices.
+    pub fn link_state(&self, now: Ns) -> Option<(u64, Ns, u64)> {
+        (self.profile.one_flush_queue && self.actuators() == 0).then(|| {
+            let moving = self.link.transfers.iter().filter(|&&Reverse(t)| t > now);
+            let (n, last) = moving.fold((0, now), |(n, last), &Reverse(t)| (n + 1, last.max(t)));
+            (n, last - now, self.link_rate())
+        })
     }
 
     /// Flash with its erases modelled, as of `now`: blocks erased so far (or begun), the dies
@@ -1042,6 +1123,14 @@ impl Device {
     pub fn next_cseq(&self) -> u64 {
         self.next_cseq
     }
+}
+
+/// A flash device's link: when the data of the writes sent on it so far has crossed it, and
+/// when each still crossing it is done.
+#[derive(Clone, Debug, Default)]
+struct LinkQueue {
+    end: Ns,
+    transfers: BinaryHeap<Reverse<Ns>>,
 }
 
 fn transfer_ns(bytes: u64, rate: u64) -> Ns {
@@ -1197,6 +1286,24 @@ mod tests {
         let (a, _) = d.submit_write(0, 5, block(5), ReqFlags::FUA, 0);
         d.complete(a);
         assert!(d.stable().get(5).is_none());
+    }
+
+    /// Flash behind one hardware queue: the writes in flight share its link. Together they
+    /// move no more than its rate (`vm-disk`'s is the rate measured on this machine's disk),
+    /// while a small write sent behind them is not held for all of them.
+    #[test]
+    fn the_writes_in_flight_share_a_flash_links_rate() {
+        for class in [DeviceClass::SataSsd, DeviceClass::VmDisk] {
+            let mut d = dev(class);
+            let (n, bytes) = (32u64, 128u64 << 10);
+            let last = (0..n).map(|i| d.submit_write(0, i * 1024, vec![0; bytes as usize], ReqFlags::PLAIN, 0).1);
+            let last = last.max().unwrap();
+            let wire = n * bytes * NS_PER_SEC / d.profile.bus_bytes_per_sec;
+            let alone = dev(class).submit_write(0, 0, vec![0; bytes as usize], ReqFlags::PLAIN, 0).1;
+            assert!(last >= wire && last > 4 * alone, "{class:?}: {n} writes done at {last}, wire {wire}, one {alone}");
+            let (_, small) = d.submit_write(0, 1 << 30, block(1), ReqFlags::PLAIN, 0);
+            assert!(small < last / 4, "{class:?}: a 512-byte write beside the backlog: {small} ({last})");
+        }
     }
 
     #[test]
@@ -1406,6 +1513,26 @@ mod tests {
         let (_, b) = d.submit_flush(10, 0);
         let (_, c) = d.submit_flush(20, 0);
         assert!(b < 2 * a && c == b + 10, "each its own command, side by side: {a} {b} {c}");
+    }
+
+    /// On SATA (libata) a cache flush is not queued: it waits for the commands in flight, and
+    /// a command sent while it runs waits for it. NVMe queues a flush beside reads and writes.
+    #[test]
+    fn a_sata_flush_holds_the_drives_queue_and_an_nvme_flush_does_not() {
+        for (class, libata) in [(DeviceClass::SataSsd, true), (DeviceClass::Hdd, true), (DeviceClass::Nvme, false)] {
+            let mut d = dev(class);
+            let (_, read) = d.submit_read(0, 1 << 20, 4096, 0);
+            let (_, flush) = d.submit_flush(10, 0);
+            let (_, write) = d.submit_write(20, 2 << 20, vec![0; 4096], ReqFlags::PLAIN, 0);
+            let flush_alone = dev(class).submit_flush(10, 0).1;
+            let write_alone = dev(class).submit_write(20, 2 << 20, vec![0; 4096], ReqFlags::PLAIN, 0).1;
+            if libata {
+                assert!(flush > flush_alone && flush > read, "{class:?}: the flush waits for the read: {read} {flush}");
+                assert!(write > flush, "{class:?}: the write waits for the flush: {flush} {write}");
+            } else {
+                assert_eq!((flush, write), (flush_alone, write_alone), "{class:?}: side by side with the read");
+            }
+        }
     }
 
     /// Flash erases a block for every block's worth programmed, on the dies in turn, and a

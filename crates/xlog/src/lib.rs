@@ -51,13 +51,13 @@ pub use recovery::{
 pub use scenario::{
     AilPush, CilSpace, CommitOrdering, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy,
     ForceFlush, RsumCache, SataFua, Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle,
-    UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
+    TxWorkAt, UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
 };
 pub use sectors::SectorMap;
 pub use sim::{
     AilView, CheckpointPanel, CheckpointRecord, CilView, Command, CommittingPanel, DevicePanel, FlashErase, FoldedItem,
-    GrantHeadPanel, History, IclogPanel, IclogView, IclogsView, IoPurpose, IoSpan, LogSpaceView, Milestone, PushState,
-    RtView, Sim, TasksView, View, Watch, WriterState, BRANCH_KEYS, FOLD_BATCH, VIEW_LIST_MAX,
+    GrantHeadPanel, History, IclogPanel, IclogView, IclogsView, IoPurpose, IoSpan, LinkShare, LogSpaceView, Milestone,
+    PushState, RtView, Sim, TasksView, View, Watch, WriterState, BRANCH_KEYS, FOLD_BATCH, VIEW_LIST_MAX,
 };
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
 pub use tracefmt::{trace_cmd_header, trace_cmd_text, writer_comm, TraceCmdPrinter};

@@ -52,8 +52,8 @@ pub struct Counters {
     pub push_dispatch_ns: Histogram<u32>,
     /// From a worker starting the push work to its return.
     pub push_run_ns: Histogram<u32>,
-    /// Push workers' time by `PushState::time_bucket`.
-    pub push_time_ns: [u64; 5],
+    /// Push workers' time by `PushState::time_bucket`, then waiting runnable for a CPU.
+    pub push_time_ns: [u64; 6],
     pub events: u64,
 }
 
@@ -93,7 +93,7 @@ impl Default for Counters {
             shadow_allocations: 0,
             push_dispatch_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"),
             push_run_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"),
-            push_time_ns: [0; 5],
+            push_time_ns: [0; 6],
             events: 0,
         }
     }
@@ -180,12 +180,14 @@ pub struct Metrics {
     pub cil_push_run_ms_max: f64,
     /// Push workers' time in all runs: on a CPU, waiting for a free iclog, for an earlier
     /// iclog before the commit record, behind earlier checkpoints' records, for v5.14's
-    /// data-device flush (the kernel's blocking stacks split it the same way).
+    /// data-device flush (the kernel's blocking stacks split it the same way), and runnable
+    /// waiting for a CPU of the pool (`cpus`; `sched_switch` to `sched_waking` on the kernel).
     pub cil_push_ms_cpu: f64,
     pub cil_push_ms_iclog_wait: f64,
     pub cil_push_ms_prev_iclog_wait: f64,
     pub cil_push_ms_order_wait: f64,
     pub cil_push_ms_data_flush_wait: f64,
+    pub cil_push_ms_cpu_wait: f64,
     pub reservation_overruns: u64,
     pub rsum_reads: u64,
     pub hung: bool,
@@ -252,6 +254,7 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("cil_push_ms_prev_iclog_wait", "ms"),
             ("cil_push_ms_order_wait", "ms"),
             ("cil_push_ms_data_flush_wait", "ms"),
+            ("cil_push_ms_cpu_wait", "ms"),
         ],
     ),
     (

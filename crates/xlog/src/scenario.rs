@@ -86,6 +86,15 @@ switch!(
     CilSpace { Upstream = "upstream", Global = "global" }
 );
 switch!(
+    /// Where an operation's CPU time (`think`) runs: `inside` its transaction, after
+    /// `xfs_trans_alloc` reserved its log space and before the commit, as the kernel's creates,
+    /// unlinks and btree updates do (so a writer at work, or waiting for a CPU, holds its
+    /// reservation); `before`, the lab's earlier model (the work first, then a reservation
+    /// committed at once), on which the bug zoo is built. `sync-append` copies its data into
+    /// the page cache before its transactions either way.
+    TxWorkAt { Inside = "inside", Before = "before" }
+);
+switch!(
     /// How a SATA drive (`hdd`, `hdd-x4`, `sata-ssd`) is sent a FUA write: `upstream` (6.3+,
     /// libata's `fua` parameter on: the drive gets WRITE FPDMA QUEUED with FUA); `emulated`
     /// (before 6.3, `libata.fua=0`: the disk advertises no FUA, so the block layer writes to
@@ -194,8 +203,10 @@ pub struct Scenario {
     pub agcount: u32,
     /// With fsync: only the first this-many writers fsync (0: all of them).
     pub fsync_writers: u32,
-    /// CPU time a writer spends between transactions.
+    /// CPU time of a writer's operation (where it runs: `tx_work`).
     pub think: Duration,
+    /// Where an operation's CPU time runs: inside its transaction or before it.
+    pub tx_work: TxWorkAt,
     /// CPUs the writers' CPU time runs on (0: one per writer). Fewer CPUs than writers queue
     /// them for a CPU, as on a real machine where the create path, not the log, is the limit.
     pub cpus: u32,
@@ -253,6 +264,7 @@ impl Default for Scenario {
             ail_push: AilPush::Upstream,
             cil_space: CilSpace::Upstream,
             sata_fua: SataFua::Upstream,
+            tx_work: TxWorkAt::Inside,
         }
     }
 }
@@ -386,6 +398,7 @@ settings!(
     append_size,
     agcount,
     sata_fua,
+    tx_work,
 );
 
 impl Scenario {

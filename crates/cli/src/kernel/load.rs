@@ -31,6 +31,39 @@ pub struct Done {
     /// Each operation's wall-clock time (its system calls, fsync included), in ns: the
     /// model's `latency_ns` counts the same span of its transactions.
     pub latency_ns: Histogram<u64>,
+    /// CPU time the writer threads used (`CLOCK_THREAD_CPUTIME_ID`: user and system, their
+    /// system calls' own work; kernel threads' not), in ns.
+    pub writer_cpu_ns: u64,
+    /// The whole machine's CPU time not idle over the run, in ns (`/proc/stat`): the writers',
+    /// kernel threads', interrupts'.
+    pub busy_cpu_ns: u64,
+}
+
+/// What one writer thread did: operations, fsyncs, what they promised, their latencies, and
+/// its CPU time.
+type WriterDone = (u64, u64, Vec<Durable>, Histogram<u64>, u64);
+
+/// CPU time the calling thread has used, in ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid clock id and a pointer to a timespec we own.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if r != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The machine's non-idle CPU time so far, in ns (`/proc/stat`'s first line, in USER_HZ).
+fn busy_cpu_ns() -> u64 {
+    let stat = fs::read_to_string("/proc/stat").unwrap_or_default();
+    let f: Vec<u64> =
+        stat.lines().next().unwrap_or("").split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
+    let busy: u64 = f.iter().take(8).enumerate().filter(|&(i, _)| i != 3 && i != 4).map(|(_, v)| v).sum();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    busy * 1_000_000_000 / hz
 }
 
 fn latency_histogram() -> Histogram<u64> {
@@ -116,9 +149,10 @@ pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result
         let (kind, gate, recorded) = (s.workload, Arc::clone(&gate), recorded.clone());
         let h = std::thread::Builder::new()
             .stack_size(64 << 10)
-            .spawn(move || -> Result<(u64, u64, Vec<Durable>, Histogram<u64>), String> {
+            .spawn(move || -> Result<WriterDone, String> {
                 let mut w = w;
                 gate.wait();
+                let cpu0 = thread_cpu_ns();
                 let end = Instant::now() + secs;
                 let (mut fsyncs, mut durable, mut lat) = (0, Vec::new(), latency_histogram());
                 while Instant::now() < end && !STOP.load(Ordering::Relaxed) {
@@ -135,19 +169,20 @@ pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result
                         Step::Exhausted => break,
                     }
                 }
-                Ok((w.n, fsyncs, durable, lat))
+                Ok((w.n, fsyncs, durable, lat, thread_cpu_ns().saturating_sub(cpu0)))
             })
             .map_err(|e| format!("writer thread {t}: {e}"))?;
         handles.push(h);
     }
-    let start = Instant::now();
+    let (start, busy0) = (Instant::now(), busy_cpu_ns());
     gate.wait();
-    let (mut ops, mut fsyncs, mut first_err, mut durable) = (0, 0, None, Vec::new());
+    let (mut ops, mut fsyncs, mut first_err, mut durable, mut writer_cpu_ns) = (0, 0, None, Vec::new(), 0);
     let mut latency_ns = latency_histogram();
     for h in handles {
         match h.join() {
-            Ok(Ok((n, f, d, lat))) => {
+            Ok(Ok((n, f, d, lat, cpu))) => {
                 ops += n;
+                writer_cpu_ns += cpu;
                 fsyncs += f;
                 durable.extend(d);
                 latency_ns.add(&lat).map_err(|e| format!("latency histogram: {e}"))?;
@@ -161,8 +196,9 @@ pub fn run(s: &Scenario, mnt: &Path, recorded: Option<Arc<AtomicU64>>) -> Result
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    let busy_cpu_ns = busy_cpu_ns().saturating_sub(busy0);
     durable.sort_by_key(|d| d.after);
-    first_err.map_or(Ok(Done { ops, fsyncs, seconds, durable, latency_ns }), Err)
+    first_err.map_or(Ok(Done { ops, fsyncs, seconds, durable, latency_ns, writer_cpu_ns, busy_cpu_ns }), Err)
 }
 
 enum Step {

@@ -351,6 +351,12 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
     for k in metrics.as_object().into_iter().flatten().map(|(k, _)| k).filter(|k| k.starts_with("cil_push_")) {
         push.insert(k.clone(), metrics[k].clone());
     }
+    // What the kernel's scheduler events can tell apart: asleep, whatever for.
+    let asleep: f64 = ["iclog_wait", "prev_iclog_wait", "order_wait", "data_flush_wait"]
+        .iter()
+        .filter_map(|w| metrics.get(format!("cil_push_ms_{w}")).and_then(Value::as_f64))
+        .sum();
+    push.insert("cil_push_ms_asleep".into(), json!(asleep));
     out.insert("cil_push_work".into(), Value::Object(push));
     Ok(Value::Object(out))
 }
@@ -510,6 +516,11 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         "ops": done.ops,
         "fsyncs": done.fsyncs,
         "ops_per_sec": per(done.ops, 1) / done.seconds.max(1e-9),
+        // Where the CPU went: the writers' own threads per operation, and the machine's
+        // busy CPUs (of `cpus_online`) over the run, kernel threads and interrupts included.
+        "writer_cpu_us_per_op": per(done.writer_cpu_ns, done.ops) / 1e3,
+        "cpus_busy": done.busy_cpu_ns as f64 / 1e9 / done.seconds.max(1e-9),
+        "cpus_online": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "latency_ms_p50": quantile_ms(&done.latency_ns, 0.5),
         "latency_ms_p99": quantile_ms(&done.latency_ns, 0.99),
         "latency_ms_p995": quantile_ms(&done.latency_ns, 0.995),
@@ -589,7 +600,7 @@ fn cil_push_work(trace: &str, wq: &str) -> Value {
         let x = v.get(((v.len() as f64 * p) as usize).min(v.len().saturating_sub(1))).copied().unwrap_or(0.0);
         (x * 1e3).round() / 1e3
     };
-    json!({
+    let mut out = json!({
         "pushes": dispatch.len(),
         "cil_push_dispatch_ms_p50": q(&dispatch, 0.5),
         "cil_push_dispatch_ms_p99": q(&dispatch, 0.99),
@@ -597,7 +608,85 @@ fn cil_push_work(trace: &str, wq: &str) -> Value {
         "cil_push_run_ms_p50": q(&run, 0.5),
         "cil_push_run_ms_p99": q(&run, 0.99),
         "cil_push_run_ms_max": q(&run, 1.0),
-    })
+    });
+    if let Some([cpu, runnable, asleep]) = push_cpu_split(trace, &ours) {
+        let ms = |x: f64| (x * 1e6).round() / 1e3;
+        out["cil_push_ms_cpu"] = json!(ms(cpu));
+        out["cil_push_ms_cpu_wait"] = json!(ms(runnable));
+        out["cil_push_ms_asleep"] = json!(ms(asleep));
+    }
+    out
+}
+
+/// Where the push work's runs spent their time, in seconds: on a CPU, runnable waiting for
+/// one, asleep. From the scheduler's events for the worker running each of `works`
+/// (`sched_switch` out with `prev_state` R is a preemption, any other a sleep; `sched_waking`
+/// ends a sleep). None without scheduler events in the trace.
+fn push_cpu_split(trace: &str, works: &std::collections::BTreeSet<String>) -> Option<[f64; 3]> {
+    #[derive(Clone, Copy)]
+    enum St {
+        On = 0,
+        Runnable = 1,
+        Asleep = 2,
+    }
+    let ts_of = |head: &str| head.trim_end().trim_end_matches(':').rsplit(' ').next()?.parse::<f64>().ok();
+    let field = |rest: &str, key: &str| -> Option<u64> {
+        rest.split_whitespace().find_map(|w| w.strip_prefix(key)).and_then(|v| v.parse().ok())
+    };
+    // pid -> (state, since); totals over every run.
+    let mut running = std::collections::BTreeMap::<u64, (St, f64)>::new();
+    let mut total = [0.0f64; 3];
+    let mut seen_sched = false;
+    for l in trace.lines() {
+        let Some((head, rest)) = l.split_once(": ").and_then(|(h, r)| Some((h, r.split_once(": ")?))) else {
+            continue;
+        };
+        let (event, args) = rest;
+        let Some(t) = ts_of(head) else { continue };
+        let mut close = |pid: u64, next: Option<St>, running: &mut std::collections::BTreeMap<u64, (St, f64)>| {
+            if let Some(&(st, since)) = running.get(&pid) {
+                total[st as usize] += t - since;
+                match next {
+                    Some(n) => running.insert(pid, (n, t)),
+                    None => running.remove(&pid),
+                };
+            }
+        };
+        match event {
+            "workqueue_execute_start" | "workqueue_execute_end" => {
+                let ptr = args.strip_prefix("work struct").map(|r| r.trim_start_matches(['=', ' ']));
+                let Some(ptr) = ptr.and_then(|r| r.split([' ', ':']).next()) else { continue };
+                let pid = head.split_whitespace().next().and_then(|task| task.rsplit('-').next()?.parse().ok());
+                let (Some(pid), true) = (pid, works.contains(ptr)) else { continue };
+                if event == "workqueue_execute_start" {
+                    running.insert(pid, (St::On, t));
+                } else {
+                    close(pid, None, &mut running);
+                }
+            }
+            "sched_switch" => {
+                seen_sched = true;
+                let Some((prev, next)) = args.split_once(" ==> ") else { continue };
+                let runnable = prev.split_whitespace().any(|w| w.starts_with("prev_state=R"));
+                if let Some(pid) = field(prev, "prev_pid=") {
+                    close(pid, Some(if runnable { St::Runnable } else { St::Asleep }), &mut running);
+                }
+                if let Some(pid) = field(next, "next_pid=") {
+                    close(pid, Some(St::On), &mut running);
+                }
+            }
+            "sched_waking" => {
+                seen_sched = true;
+                if let Some(pid) = field(args, "pid=") {
+                    if matches!(running.get(&pid), Some((St::Asleep, _))) {
+                        close(pid, Some(St::Runnable), &mut running);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    seen_sched.then_some(total)
 }
 
 /// `xfs_log_cil_wait` events by the log cycle they happened in: cycle -> waits.
@@ -742,6 +831,28 @@ mod tests {
         assert_eq!(v["cil_push_run_ms_p50"], 4.0);
         assert_eq!(v["cil_push_run_ms_max"], 4.0);
         assert!(cil_push_work(trace, "xfs-cil/loop3").is_null());
+        assert!(v.get("cil_push_ms_cpu").is_none(), "no scheduler events, no split: {v}");
+    }
+
+    /// The scheduler's events split a push run: on a CPU until its worker switches out asleep
+    /// (`prev_state=D`), asleep until woken, runnable until switched in, on a CPU to its end.
+    /// Another worker's switches do not count.
+    #[test]
+    fn the_push_workers_scheduling_splits_its_runs_into_cpu_runnable_and_asleep() {
+        let trace = "\
+          loglab-30650   [001] d..2. 52947.621503: workqueue_queue_work: work struct=000000005b011256 function=xlog_cil_push_work workqueue=xfs-cil/loop1 req_cpu=256 cpu=-1
+    kworker/u8:3-27659   [000] ..... 52947.661503: workqueue_execute_start: work struct 000000005b011256: function xlog_cil_push_work
+    kworker/u8:3-27659   [000] d..2. 52947.662503: sched_switch: prev_comm=kworker/u8:3 prev_pid=27659 prev_prio=120 prev_state=D ==> next_comm=loglab next_pid=30650 next_prio=120
+    kworker/u8:1-27000   [001] d..2. 52947.662600: sched_switch: prev_comm=kworker/u8:1 prev_pid=27000 prev_prio=120 prev_state=D ==> next_comm=swapper/1 next_pid=0 next_prio=120
+          <idle>-0       [001] dNh4. 52947.663503: sched_waking: comm=kworker/u8:3 pid=27659 prio=120 target_cpu=000
+          loglab-30650   [000] d..2. 52947.664003: sched_switch: prev_comm=loglab prev_pid=30650 prev_prio=120 prev_state=R+ ==> next_comm=kworker/u8:3 next_pid=27659 next_prio=120
+    kworker/u8:3-27659   [000] ..... 52947.665503: workqueue_execute_end: work struct 000000005b011256: function xlog_cil_push_work
+";
+        let v = cil_push_work(trace, "xfs-cil/loop1");
+        assert_eq!(v["cil_push_run_ms_max"], 4.0);
+        assert_eq!(v["cil_push_ms_cpu"], 2.5, "{v}");
+        assert_eq!(v["cil_push_ms_cpu_wait"], 0.5, "{v}");
+        assert_eq!(v["cil_push_ms_asleep"], 1.0, "{v}");
     }
 
     /// Two contexts' pushes (two work items) overlap: each start and end is matched to its

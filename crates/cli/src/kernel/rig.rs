@@ -227,6 +227,9 @@ impl Rig {
             for e in PUSH_WORK_EVENTS {
                 events.push((format!("workqueue/{e}"), format!("function == 0x{addr:x}")));
             }
+            // The workers' scheduling: where a push run's time goes (on a CPU, runnable, asleep).
+            events.push(("sched/sched_switch".into(), r#"prev_comm ~ "kworker*" || next_comm ~ "kworker*""#.into()));
+            events.push(("sched/sched_waking".into(), r#"comm ~ "kworker*""#.into()));
         }
         let name = format!("loglab-{}", std::process::id());
         self.instance = Some(tracefs::Instance::start(&name, 65536, &events)?);

@@ -18,6 +18,7 @@ mod push;
 mod queries;
 mod queue;
 mod report;
+mod sched;
 mod tags;
 pub mod tasks;
 mod timeline;
@@ -53,7 +54,7 @@ pub use push::PushState;
 pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
     AilView, CheckpointPanel, CilView, CommittingPanel, DevicePanel, FlashErase, GrantHeadPanel, IclogPanel, IclogView,
-    IclogsView, LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
+    IclogsView, LinkShare, LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
 };
 pub use watch::Watch;
 pub use workload::Item;

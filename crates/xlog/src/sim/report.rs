@@ -75,6 +75,7 @@ impl Sim {
             cil_push_ms_prev_iclog_wait: ms(c.push_time_ns[2]),
             cil_push_ms_order_wait: ms(c.push_time_ns[3]),
             cil_push_ms_data_flush_wait: ms(c.push_time_ns[4]),
+            cil_push_ms_cpu_wait: ms(c.push_time_ns[5]),
             reservation_overruns: self.monitor.reservation_overruns,
             rsum_reads: self.rt.as_ref().map_or(0, |r| r.summary_reads),
             hung: self.hung,

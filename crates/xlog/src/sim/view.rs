@@ -156,6 +156,9 @@ pub struct LogSpaceView {
     /// The newest checkpoints, oldest first, including those still being written (commit
     /// LSN zero).
     pub checkpoints: Vec<CheckpointPanel>,
+    /// Writers inside a transaction (reservation granted, working or reading before the
+    /// commit): how many, and the bytes their tickets hold on the grant heads.
+    pub in_transactions: (u32, u64),
 }
 
 /// A CIL context being pushed (`xc_committing`).
@@ -199,8 +202,11 @@ pub struct CilView {
     pub push_dispatch_max_ns: Ns,
     pub push_run_max_ns: Ns,
     /// The push workers' time so far, runs under way included: on a CPU, waiting for a free
-    /// iclog, for an earlier iclog, behind earlier checkpoints' records, for v5.14's flush.
-    pub push_time_ns: [Ns; 5],
+    /// iclog, for an earlier iclog, behind earlier checkpoints' records, for v5.14's flush,
+    /// runnable waiting for a CPU (`cpus`).
+    pub push_time_ns: [Ns; 6],
+    /// Each push worker waits runnable for a CPU of the pool (`cpus`).
+    pub pushers_runnable: Vec<bool>,
 }
 
 /// A block device: its volatile cache against stable media, and what is in flight.
@@ -227,6 +233,20 @@ pub struct DevicePanel {
     /// A disk with NCQ: per disk, how long its actuator stays busy with the reads and
     /// write-through writes already queued (writes into the cache do not wait for it).
     pub actuators: Option<Vec<Ns>>,
+    /// A SATA drive: how long the cache flush holding its queue still needs (None: no flush
+    /// holds it). libata sends no command while a FLUSH CACHE runs.
+    pub flush_hold: Option<Option<Ns>>,
+    /// Flash behind one hardware queue (SATA, a loop device): the link its writes share.
+    pub link: Option<LinkShare>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkShare {
+    /// Writes whose data is still crossing the link.
+    pub moving: u64,
+    /// How long until the last of them is done with the link.
+    pub backlog_ns: Ns,
+    pub bytes_per_sec: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -305,7 +325,12 @@ impl Sim {
         };
         let l = &self.log;
         let cks = &self.history.checkpoints;
+        let in_tx =
+            self.writers.iter().filter(|w| matches!(w.state, WriterState::TxWork | WriterState::MetaRead { .. }));
+        let in_transactions = in_tx
+            .fold((0, 0), |(n, bytes), w| (n + 1, bytes + w.ticket.as_ref().map_or(0, |t| t.reserve_need() as u64)));
         LogSpaceView {
+            in_transactions,
             log_bb: self.geo.log_bb,
             log_bytes: self.geo.log_bytes,
             head_lsn: Lsn::new(l.curr_cycle, l.curr_block),
@@ -380,12 +405,14 @@ impl Sim {
             push_time_ns: {
                 let mut t = self.counters.push_time_ns;
                 for p in &self.pushers {
-                    if let Some(b) = p.state.time_bucket() {
+                    let bucket = if p.cpu_queued { Some(super::sched::RUNNABLE) } else { p.state.time_bucket() };
+                    if let Some(b) = bucket {
                         t[b] += self.now - p.state_since;
                     }
                 }
                 t
             },
+            pushers_runnable: self.pushers.iter().map(|p| p.cpu_queued).collect(),
         }
     }
 
@@ -412,6 +439,12 @@ impl Sim {
                     dies: dev.profile.dies,
                 }),
                 actuators: dev.actuator_state(self.now),
+                flush_hold: dev.flush_hold(self.now),
+                link: dev.link_state(self.now).map(|(moving, backlog_ns, bytes_per_sec)| LinkShare {
+                    moving,
+                    backlog_ns,
+                    bytes_per_sec,
+                }),
             })
             .collect()
     }

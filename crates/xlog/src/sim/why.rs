@@ -15,12 +15,24 @@ impl Sim {
         let mut why = Vec::new();
         match wr.state {
             WriterState::Stopped => {}
-            WriterState::Thinking => {
+            WriterState::Thinking | WriterState::TxWork => {
                 if let Some(ahead) = self.run_queue.iter().position(|&(q, _)| q == w) {
+                    let running = if self.pushers.iter().any(|p| p.cpu.is_some()) {
+                        "other writers' creates and the CIL push work"
+                    } else {
+                        "other writers' creates"
+                    };
                     why.push(format!(
-                        "waiting for a CPU: all {} run other writers' creates (cpus), {ahead} writers queued ahead",
+                        "waiting for a CPU: all {} run {running} (cpus), {ahead} tasks queued ahead",
                         self.scenario.cpus
                     ));
+                    if wr.state == WriterState::TxWork {
+                        let held = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
+                        why.push(format!(
+                            "inside its transaction: it holds its log reservation ({} KiB) while it waits",
+                            held / 1024
+                        ));
+                    }
                 }
             }
             WriterState::GrantWait => {
@@ -207,9 +219,8 @@ mod tests {
         let queued: Vec<_> = (0..s.writers).filter_map(|w| sim.why_blocked(w).first().cloned()).collect();
         // 16 writers on 2 CPUs: most wait, each told its place in the queue.
         assert!(queued.len() >= 10, "{queued:?}");
-        assert!(queued
-            .iter()
-            .any(|m| m.starts_with("waiting for a CPU: all 2 run other writers' creates (cpus), 0 writers")));
+        assert!(queued.iter().any(|m| m.starts_with("waiting for a CPU: all 2 run other writers' creates")
+            && m.ends_with("(cpus), 0 tasks queued ahead")));
     }
 
     #[test]
@@ -233,10 +244,10 @@ mod tests {
         s.cpus = 2;
         s.ail_push = crate::scenario::AilPush::Upstream;
         let mut sim = Sim::new(&s).unwrap();
-        // The first pinch on this 32 MiB log comes at about 1.09 s and lasts a few ms.
+        // The first pinch on this 32 MiB log comes at about 0.86 s and lasts a few ms.
         let mut told = None;
         for t in 0..2000 {
-            sim.run_until(1_000 * crate::units::NS_PER_MS + t * 100 * crate::units::NS_PER_US);
+            sim.run_until(800 * crate::units::NS_PER_MS + t * 100 * crate::units::NS_PER_US);
             told = (0..s.writers)
                 .find_map(|w| (sim.writer_state(w) == Some(WriterState::GrantWait)).then(|| sim.why_blocked(w)));
             if told.is_some() {

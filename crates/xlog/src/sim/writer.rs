@@ -9,7 +9,7 @@ use crate::grant::Ticket;
 use crate::iclog::{IclogState, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::DATA_ID_BASE;
 use crate::log::GrantWaiter;
-use crate::scenario::{AilPush, ForceFlush, Scenario, Throttle, WorkloadKind};
+use crate::scenario::{AilPush, ForceFlush, Scenario, Throttle, TxWorkAt, WorkloadKind};
 use crate::trace::{GrantEvent, IclogEvent, TraceKind};
 use crate::units::{Lsn, TaskId};
 use rand_core::RngCore;
@@ -25,6 +25,9 @@ pub(super) fn commit_cpus(s: &Scenario) -> usize {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum WriterState {
     Thinking,
+    /// Inside the transaction, reservation held: the operation's own CPU work (inode
+    /// allocation, directory insert, ...), on a CPU of the pool or waiting for one.
+    TxWork,
     GrantWait,
     /// Sleeping on `xc_push_wait`: the CIL hard throttle.
     Throttled,
@@ -52,7 +55,7 @@ pub enum WriterState {
 
 impl WriterState {
     pub fn is_blocked(&self) -> bool {
-        !matches!(self, WriterState::Thinking | WriterState::Stopped)
+        !matches!(self, WriterState::Thinking | WriterState::TxWork | WriterState::Stopped)
     }
 }
 
@@ -88,6 +91,8 @@ pub(crate) struct Writer {
     pub data_version: u64,
     /// Thinking on a CPU of the pool (`cpus`), which it gives back when the think ends.
     pub on_cpu: bool,
+    /// The current transaction's CPU work is done (`TxWork`).
+    pub worked: bool,
     /// The CPU it last ran on: where its commits count the CIL's space (`cil_space=percpu`).
     pub cpu: u32,
     pub append_step: AppendStep,
@@ -110,6 +115,7 @@ impl Writer {
             log_flushed: false,
             data_version: 0,
             on_cpu: false,
+            worked: false,
             cpu: 0,
             append_step: AppendStep::Timestamp,
         }
@@ -124,6 +130,12 @@ impl Sim {
                     self.cpu_release(self.writers[w as usize].cpu);
                 }
                 self.start_tx(w)
+            }
+            WriterState::TxWork => {
+                if std::mem::take(&mut self.writers[w as usize].on_cpu) {
+                    self.cpu_release(self.writers[w as usize].cpu);
+                }
+                self.tx_body(w)
             }
             WriterState::GrantWait => {
                 let t = self.writers[w as usize].ticket.clone().expect("waiting writer has a ticket");
@@ -176,6 +188,7 @@ impl Sim {
             wr.tx_start = self.now;
         }
         wr.force_slept = false;
+        wr.worked = false;
         wr.ticket = Some(t.clone());
         self.trace_grant(w, GrantEvent::Reserve, &t);
         self.grant_push_ail(need);
@@ -202,6 +215,13 @@ impl Sim {
 
     /// Between reservation and commit: read the metadata the change needs, then commit.
     fn tx_body(&mut self, w: TaskId) {
+        if self.work_in_tx() && !std::mem::replace(&mut self.writers[w as usize].worked, true) {
+            let think = self.draw_think();
+            if think > 0 {
+                self.writers[w as usize].state = WriterState::TxWork;
+                return self.think_on_cpu(w, think);
+            }
+        }
         // create-remove: the creators' directories are hot; the removers walk a cold tree.
         let creator = self.scenario.workload == WorkloadKind::CreateRemove && w.is_multiple_of(2);
         // sync-append reads btree blocks only when it allocates.
@@ -439,12 +459,11 @@ impl Sim {
         }
     }
 
-    /// A worker takes the queued push: how long it waited is the push's dispatch delay.
-    /// Model: a worker starts at once when free (it needs no CPU: `think_on_cpu`).
+    /// A worker takes the queued push; it starts once it has a CPU (`push_start`).
     pub(super) fn push_dispatched(&mut self, k: usize) {
         let queued = self.push_queued.take().unwrap_or(self.now);
         self.pushers[k].work_idx = self.push_works_queued;
-        self.counters.push_dispatch_ns.saturating_record(self.now - queued);
+        self.pushers[k].queued_at = queued;
         self.set_push_state(k, super::PushState::Starting);
         self.pushers[k].run_start_ns = self.now;
         self.wake(pusher_task(k as u32));
@@ -587,49 +606,24 @@ impl Sim {
         wr.state = WriterState::Thinking;
         self.counters.transactions += 1;
         self.counters.latency_ns.saturating_record(lat);
-        // Think time varies uniformly over [0.5, 1.5) of the mean so writers drift apart.
-        let mean = self.scenario.think.0;
-        let think = mean / 2 + self.rng.next_u64() % mean.max(1);
+        if self.work_in_tx() {
+            return self.wake(w);
+        }
+        let think = self.draw_think();
         self.think_on_cpu(w, think);
     }
 
-    /// Runs `think` ns of writer `w`'s CPU work: on a free CPU of the pool now, or after the
-    /// writers queued before it. Model: a writer runs its think to completion (no time
-    /// slices), FIFO; kernel threads (push work, xfsaild) take no CPU time.
-    fn think_on_cpu(&mut self, w: TaskId, think: u64) {
-        if self.scenario.cpus == 0 {
-            self.writers[w as usize].cpu = w;
-            return self.wake_at(self.now + think, w);
-        }
-        // The scheduler prefers the CPU the task last ran on when it is idle
-        // (`select_idle_sibling` tries `prev`), else the model takes the lowest free one.
-        let prev = self.writers[w as usize].cpu;
-        let free = match self.cpus_free.iter().position(|&c| c == prev) {
-            Some(i) => Some(self.cpus_free.remove(i)),
-            None => self.cpus_free.pop(),
-        };
-        match free {
-            Some(cpu) => self.run_on(cpu, w, think),
-            None => self.run_queue.push_back((w, think)),
-        }
+    /// Think time varies uniformly over [0.5, 1.5) of the mean so writers drift apart.
+    fn draw_think(&mut self) -> u64 {
+        let mean = self.scenario.think.0;
+        mean / 2 + self.rng.next_u64() % mean.max(1)
     }
 
-    fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
-        let wr = &mut self.writers[w as usize];
-        wr.on_cpu = true;
-        wr.cpu = cpu;
-        self.wake_at(self.now + think, w);
-    }
-
-    /// A writer's think on `cpu` ended: the CPU goes to the first writer waiting for one.
-    fn cpu_release(&mut self, cpu: u32) {
-        match self.run_queue.pop_front() {
-            Some((w, think)) => self.run_on(cpu, w, think),
-            // Free CPUs stay in descending order: the lowest is taken first.
-            None => {
-                let at = self.cpus_free.partition_point(|&c| c > cpu);
-                self.cpus_free.insert(at, cpu);
-            }
-        }
+    /// Whether an operation's CPU work runs inside its transaction (`tx_work`): `xfs_trans_alloc`
+    /// reserves log space first, then the work (inode allocation, directory and btree changes)
+    /// runs with the reservation held until the commit. An O_DSYNC append's work (copying the
+    /// data into the page cache) comes before its transactions.
+    fn work_in_tx(&self) -> bool {
+        self.scenario.tx_work == TxWorkAt::Inside && self.scenario.workload != WorkloadKind::SyncAppend
     }
 }

@@ -1,0 +1,168 @@
+//! The CPUs (`cpus`) that the writers and the CIL push workers share, and who waits for one.
+//!
+//! Model: one run queue. A writer's think is shorter than a slice and runs to its end, its
+//! wakeups queue in order. A push worker woken from a sleep goes to the front (EEVDF places a
+//! sleeper with its lag, so it is picked next; the kernel's pushes start 18 us after being
+//! queued at the median), keeps its CPU across its CPU work until it sleeps, and after EEVDF's
+//! base slice goes to the back when someone waits. Other kernel threads (xfsaild, log I/O
+//! completion) take no CPU time.
+
+use super::tasks::{pusher_of, pusher_task};
+use super::Sim;
+use crate::units::{Ns, TaskId};
+
+/// EEVDF's base slice (`sysctl_sched_base_slice`: 0.75 ms, scaled by 1 + ilog2 of the CPUs,
+/// at most 8, under the default `SCHED_TUNABLESCALING_LOG`).
+pub(super) fn base_slice(cpus: u32) -> Ns {
+    750_000 * (1 + u64::from(cpus.clamp(1, 8).ilog2()))
+}
+
+/// `push_time_ns` bucket of a push worker waiting runnable for a CPU.
+pub const RUNNABLE: usize = 5;
+
+/// What a push worker does when its CPU work is done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum CpuThen {
+    /// Go on with its state (`pusher_run`).
+    #[default]
+    Run,
+    /// Its copy into an iclog is done (`copy_done`).
+    CopyDone,
+}
+
+impl Sim {
+    /// Runs `think` ns of writer `w`'s CPU work: on a free CPU of the pool now, or after the
+    /// tasks queued before it.
+    pub(super) fn think_on_cpu(&mut self, w: TaskId, think: u64) {
+        if self.scenario.cpus == 0 {
+            self.writers[w as usize].cpu = w;
+            return self.wake_at(self.now + think, w);
+        }
+        // The scheduler prefers the CPU the task last ran on when it is idle
+        // (`select_idle_sibling` tries `prev`), else the model takes the lowest free one.
+        let prev = self.writers[w as usize].cpu;
+        let free = match self.cpus_free.iter().position(|&c| c == prev) {
+            Some(i) => Some(self.cpus_free.remove(i)),
+            None => self.cpus_free.pop(),
+        };
+        match free {
+            Some(cpu) => self.run_on(cpu, w, think),
+            None => self.run_queue.push_back((w, think)),
+        }
+    }
+
+    fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
+        let wr = &mut self.writers[w as usize];
+        wr.on_cpu = true;
+        wr.cpu = cpu;
+        self.wake_at(self.now + think, w);
+    }
+
+    /// A task left `cpu`: it goes to the first task waiting for one.
+    pub(super) fn cpu_release(&mut self, cpu: u32) {
+        match self.run_queue.pop_front() {
+            Some((t, ns)) => match pusher_of(t) {
+                Some(k) => self.push_granted(k, cpu, ns),
+                None => self.run_on(cpu, t, ns),
+            },
+            // Free CPUs stay in descending order: the lowest is taken first.
+            None => {
+                let at = self.cpus_free.partition_point(|&c| c > cpu);
+                self.cpus_free.insert(at, cpu);
+            }
+        }
+    }
+
+    /// Push worker `k` runs `ns` of CPU work (building, copying into an iclog), then `then`:
+    /// on the CPU it holds, else on a free one, else after the tasks queued before it.
+    pub(super) fn push_cpu(&mut self, k: u32, ns: Ns, then: CpuThen) {
+        if self.scenario.cpus == 0 {
+            return self.push_cpu_done_at(k, self.now + ns, then);
+        }
+        let p = &mut self.pushers[k as usize];
+        if p.cpu_queued {
+            return;
+        }
+        p.cpu_then = then;
+        match p.cpu {
+            // Its slice is used up and a task waits: preempted, to the back of the queue.
+            Some(cpu) if p.slice_left == 0 && !self.run_queue.is_empty() => {
+                p.cpu = None;
+                self.queue_for_cpu(k, ns, false);
+                self.cpu_release(cpu);
+            }
+            Some(_) => {
+                if p.slice_left == 0 {
+                    p.slice_left = base_slice(self.scenario.cpus);
+                }
+                p.slice_left = p.slice_left.saturating_sub(ns);
+                self.push_cpu_done_at(k, self.now + ns, then);
+            }
+            None => match self.cpus_free.pop() {
+                Some(cpu) => self.push_granted(k, cpu, ns),
+                None => self.queue_for_cpu(k, ns, true),
+            },
+        }
+    }
+
+    /// Whether push worker `k` must first get a CPU before it goes on from a sleep.
+    pub(super) fn push_needs_cpu(&self, k: u32) -> bool {
+        let p = &self.pushers[k as usize];
+        self.scenario.cpus > 0 && p.cpu.is_none()
+    }
+
+    /// Push worker `k` waits runnable: at the front when it just woke, else at the back.
+    fn queue_for_cpu(&mut self, k: u32, ns: Ns, woken: bool) {
+        // The time it waits runnable is its own bucket, not its state's.
+        self.account_push_time(k as usize);
+        self.pushers[k as usize].cpu_queued = true;
+        if woken {
+            // Behind other push workers woken before it.
+            let at = self.run_queue.iter().take_while(|&&(t, _)| pusher_of(t).is_some()).count();
+            self.run_queue.insert(at, (pusher_task(k), ns));
+        } else {
+            self.run_queue.push_back((pusher_task(k), ns));
+        }
+    }
+
+    fn push_granted(&mut self, k: u32, cpu: u32, ns: Ns) {
+        let slice = base_slice(self.scenario.cpus);
+        let p = &mut self.pushers[k as usize];
+        if std::mem::take(&mut p.cpu_queued) {
+            self.counters.push_time_ns[RUNNABLE] += self.now - p.state_since;
+            p.state_since = self.now;
+        }
+        p.cpu = Some(cpu);
+        p.slice_left = slice.saturating_sub(ns);
+        let then = p.cpu_then;
+        self.push_cpu_done_at(k, self.now + ns, then);
+    }
+
+    fn push_cpu_done_at(&mut self, k: u32, at: Ns, then: CpuThen) {
+        match then {
+            CpuThen::Run => self.wake_at(at, pusher_task(k)),
+            CpuThen::CopyDone => self.copy_until(at, pusher_task(k)),
+        }
+    }
+
+    /// Push worker `k` sleeps (or has finished): its CPU goes to the next task.
+    pub(super) fn push_cpu_release(&mut self, k: u32) {
+        if let Some(cpu) = self.pushers[k as usize].cpu.take() {
+            self.cpu_release(cpu);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base_slice;
+
+    #[test]
+    fn the_base_slice_grows_with_the_log_of_the_cpus_up_to_eight() {
+        assert_eq!(base_slice(1), 750_000);
+        assert_eq!(base_slice(2), 1_500_000);
+        assert_eq!(base_slice(4), 2_250_000);
+        assert_eq!(base_slice(8), 3_000_000);
+        assert_eq!(base_slice(44), 3_000_000);
+    }
+}
