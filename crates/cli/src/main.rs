@@ -5,6 +5,8 @@ mod bench;
 mod crash_cmd;
 mod export_cmd;
 mod kernel;
+mod merge_cmd;
+mod progress;
 mod recover_cmd;
 mod run_cmd;
 mod size_cmd;
@@ -36,6 +38,8 @@ pub fn lab_link(s: &Scenario, preset: Option<&str>) -> Result<String, String> {
   loglab sweep --preset seed-log-size --vary log_size=10MiB,20MiB,40MiB,80MiB,160MiB --vary device=hdd-x4,nvme-x4
   loglab trace --preset cil-throttle-32mb --event xfs_log_cil_wait | awk '/^ / {print $23}' | sort -n | uniq -c
   loglab crash --preset small-crash --crash-points 20 --json
+  loglab crash --preset fsmark-create --crash-points 400 --shard 2/4 --checkpoint s2.ckpt > s2.json
+  loglab merge s1.json s2.json s3.json s4.json
   loglab size --fs-size 220GiB --algo all
   loglab url encode --preset fsmark-create --set writers=32
   loglab export-logwrites --preset fsync-heavy --out fsync.logwrites
@@ -118,6 +122,11 @@ enum Cmd {
         after_help = "Examples:\n  loglab export-image --image xfs.img --preset fsync-heavy && loglab recover --image xfs.img\n  loglab recover --image crashed.img --json\n\nExit status: 0 recovered (or clean), 1 the log is damaged beyond what recovery walks, 2 bad arguments or not an XFS image."
     )]
     Recover(recover_cmd::RecoverArgs),
+    /// Combine the JSON of `crash --shard K/N` or `sweep --shard K/N` runs into the whole run's `--json`.
+    #[command(
+        after_help = "Example (four processes, here or on four machines; see docs/scale.md):\n  for k in 1 2 3 4; do loglab crash --preset fsmark-create --crash-points 400 --shard $k/4 > shard-$k.json & done; wait\n  loglab merge shard-*.json > report.json"
+    )]
+    Merge(merge_cmd::MergeArgs),
     /// Write the device request stream in the dm-log-writes format.
     ExportLogwrites(export_cmd::LogwritesArgs),
     /// Measure simulator throughput: events/s and crash states/s.
@@ -300,6 +309,7 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
             run_cmd::trace(&scenario.load()?, &format, &events, until.as_deref())
         }
         Cmd::Crash(a) => crash_cmd::run(&a),
+        Cmd::Merge(a) => merge_cmd::run(&a),
         Cmd::Size(a) => size_cmd::run(&a),
         Cmd::Url { cmd } => match cmd {
             UrlCmd::Encode { file, preset, set, fixed } => {

@@ -1,11 +1,12 @@
 //! `loglab sweep`: a grid of runs in parallel on all cores, one row per run.
 
+use crate::progress::Progress;
 use crate::{apply_sets, ScenarioArgs};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
-use xlog::Sim;
+use std::sync::atomic::{AtomicU64, Ordering};
+use xlog::{Shard, Sim};
 
 #[derive(Args)]
 pub struct SweepArgs {
@@ -27,6 +28,10 @@ pub struct SweepArgs {
     pub columns: Vec<String>,
     #[arg(long)]
     pub json: bool,
+    /// Run only shard K of N (K from 1): grid cell i is shard (i mod N) + 1's. Prints the
+    /// shard's JSON for `loglab merge`, which gives the whole sweep's `--json`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 fn grid(vary: &[String]) -> Result<Vec<Vec<(String, String)>>, String> {
@@ -69,33 +74,45 @@ pub fn run(a: &SweepArgs) -> Result<(), String> {
     }
     let pool =
         rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build().map_err(|e| format!("--jobs: {e}"))?;
-    let pb = ProgressBar::new(scenarios.len() as u64);
-    pb.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} runs").expect("valid template"),
-    );
+    let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
+    let mine: Vec<usize> = (0..scenarios.len()).filter(|&i| shard.unwrap_or(Shard::ALL).owns(i as u64)).collect();
+    let bar = Progress::new(shard.unwrap_or(Shard::ALL), "runs", shard.is_some());
+    let finished = AtomicU64::new(0);
     let results: Vec<Result<Value, String>> = pool.install(|| {
-        scenarios
-            .par_iter()
-            .map(|s| {
-                let mut sim = Sim::new(s)?;
+        mine.par_iter()
+            .map(|&i| {
+                let mut sim = Sim::new(&scenarios[i])?;
                 sim.run();
                 let v = serde_json::to_value(sim.metrics()).map_err(|e| e.to_string());
-                pb.inc(1);
+                bar.set(finished.fetch_add(1, Ordering::Relaxed) + 1, mine.len() as u64);
                 v
             })
             .collect()
     });
-    pb.finish_and_clear();
+    bar.finish();
     let mut out = Vec::new();
-    for (r, m) in rows.iter().zip(results) {
+    for (&i, m) in mine.iter().zip(results) {
         let mut obj = Map::new();
-        for (k, v) in r {
+        for (k, v) in &rows[i] {
             obj.insert(k.clone(), json!(v));
         }
         for (k, v) in m?.as_object().expect("metrics are an object") {
             obj.insert(k.clone(), v.clone());
         }
         out.push(Value::Object(obj));
+    }
+    if let Some(shard) = shard {
+        let doc = json!({
+            "loglab_shard": {
+                "kind": "sweep",
+                "shard": shard.to_string(),
+                "exploration": {"url": a.scenario.link(&base), "vary": a.vary},
+                "cells": scenarios.len(),
+            },
+            "rows": mine.iter().zip(&out).map(|(i, r)| json!({"cell": i, "row": r})).collect::<Vec<_>>(),
+        });
+        crate::print_json(&doc);
+        return Ok(());
     }
     if a.json {
         crate::print_json(&Value::Array(out));

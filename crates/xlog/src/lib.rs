@@ -22,6 +22,7 @@ pub mod rtalloc;
 mod scenario;
 mod sectors;
 pub mod seeds;
+mod shard;
 mod sim;
 pub mod sizing;
 mod trace;
@@ -32,8 +33,8 @@ pub mod url;
 pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit, Cil, ItemKind};
 pub use crash::{
     check_chosen_state, explore as explore_crash_states, explore_events as explore_crash_events,
-    explore_only as explore_crash_state, writes_at_risk, AtRisk, ChosenState, CrashExample, CrashLink, CrashPlan,
-    CrashPoints, CrashReport, PointReport, EXHAUSTIVE_MAX,
+    explore_only as explore_crash_state, merge_points as merge_crash_points, writes_at_risk, AtRisk, ChosenState,
+    CrashExample, CrashLink, CrashPlan, CrashPoints, CrashReport, PointDone, PointReport, EXHAUSTIVE_MAX,
 };
 pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq, ReqFlags};
 pub use geometry::Geometry;
@@ -54,6 +55,7 @@ pub use scenario::{
     TxWorkAt, UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
 };
 pub use sectors::SectorMap;
+pub use shard::{Shard, SHARDS_MAX};
 pub use sim::{
     AilView, CheckpointPanel, CheckpointRecord, CilView, Command, CommittingPanel, DevicePanel, FlashErase, FoldedItem,
     GrantHeadPanel, History, IclogPanel, IclogView, IclogsView, IoPurpose, IoSpan, LinkShare, LogSpaceView, Milestone,

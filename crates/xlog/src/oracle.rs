@@ -130,6 +130,16 @@ impl Serialize for Invariant {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Invariant {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Invariant::ALL
+            .into_iter()
+            .find(|i| i.as_str() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("'{name}' is not an invariant")))
+    }
+}
+
 pub const ALL_INVARIANTS: &[Invariant] = &Invariant::ALL;
 
 /// The history indexed by item for the prefix, write-ahead and tail checks. An explorer

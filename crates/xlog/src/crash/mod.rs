@@ -15,17 +15,17 @@ use crate::recovery::{Fate, Image, Layer, LogPageCache, RecoveryReport, SharedLo
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
 use crate::units::Lsn;
-pub use plan::{explore_events, CrashLink, CrashPlan, CrashPoints, PointReport};
+pub use plan::{explore_events, merge_points, CrashLink, CrashPlan, CrashPoints, PointDone, PointReport};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use states::{apply_preflush_marks, choices, draw_tears, index_choices, state_hash, Candidates, StateSpace};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Most states enumerated exhaustively at one crash point.
 pub const EXHAUSTIVE_MAX: u64 = 1 << 16;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CrashExample {
     pub invariant: Invariant,
     /// What recovery reported, when it failed.
@@ -35,7 +35,7 @@ pub struct CrashExample {
     pub t_ns: u64,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CrashReport {
     pub crash_points: u64,
     pub crash_states: u64,
@@ -49,7 +49,7 @@ pub struct CrashReport {
     pub buffers_cancelled: u64,
     /// States whose prefix window is a superset: a recovered version predates the checkpoints
     /// a long run folded (`History::fold_behind`). Listed only when some are.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero", default)]
     pub horizon_states: u64,
 }
 

@@ -6,6 +6,7 @@ use crate::scenario::Scenario;
 use crate::sim::Sim;
 use crate::trace::TraceKind;
 use crate::units::Ns;
+use serde::{Deserialize, Serialize};
 
 /// Where in a run to crash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +73,88 @@ impl CrashPlan {
         &self.run_metrics
     }
 
+    /// How many crash points the plan has, when known before exploring (`EveryIo` finds its
+    /// points as the run goes).
+    pub fn point_count(&self) -> Option<u64> {
+        match self.points {
+            CrashPoints::Even(n) => Some(n as u64),
+            CrashPoints::One { .. } => Some(1),
+            CrashPoints::EveryIo => None,
+        }
+    }
+
+    /// Crashes a fresh run at those of the planned points whose ordinal (from 0, in run
+    /// order) `want` accepts, and hands each point's own report to `done`. Reports merged in
+    /// ordinal order are `explore`'s, whichever process or thread explored each point: what
+    /// `--shard`, `--checkpoint` and the threads of one process build on. `progress(done,
+    /// total)` counts points (`Even`) or events (`EveryIo`).
+    pub fn explore_where(
+        &self,
+        want: &dyn Fn(u64) -> bool,
+        done: &mut dyn FnMut(PointDone),
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), String> {
+        let s = &self.scenario;
+        let total = self.run_events.max(1);
+        let mut sim = Sim::new(s)?;
+        let mut cache = RunCache::default();
+        let budget = self.states_per_point as u64;
+        let mut at_point = |sim: &mut Sim, point: u64, state: Option<u64>, done: &mut dyn FnMut(PointDone)| {
+            let mut report = CrashReport::default();
+            sim.settle_crcs();
+            explore_point(sim, budget, s.seed, state, &mut cache, &mut report);
+            done(PointDone { point, event: sim.events(), t_ns: sim.now(), report });
+        };
+        match self.points {
+            CrashPoints::Even(n) => {
+                sim.set_keep_trace(false);
+                let mine: Vec<(u64, u64)> = Self::even_points(total, n)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, at)| (i as u64, at))
+                    .filter(|&(i, _)| want(i))
+                    .collect();
+                progress(0, mine.len() as u64);
+                for (p, &(i, at)) in mine.iter().enumerate() {
+                    while sim.events() < at && sim.step().is_some() {}
+                    at_point(&mut sim, i, None, done);
+                    progress(p as u64 + 1, mine.len() as u64);
+                }
+            }
+            CrashPoints::EveryIo => {
+                progress(0, total);
+                let mut point = 0u64;
+                loop {
+                    let io = match sim.step() {
+                        None => break,
+                        Some(evs) => evs
+                            .iter()
+                            .any(|e| matches!(e.kind, TraceKind::DevSubmit { .. } | TraceKind::DevComplete { .. })),
+                    };
+                    if io {
+                        if want(point) {
+                            at_point(&mut sim, point, None, done);
+                        }
+                        point += 1;
+                    }
+                    progress(sim.events(), total);
+                }
+            }
+            CrashPoints::One { event, state } => {
+                if !want(0) {
+                    return Ok(());
+                }
+                sim.set_keep_trace(false);
+                while sim.events() < event && sim.step().is_some() {}
+                if sim.events() != event {
+                    return Err(format!("crash_event: {event} is past the run's last event ({})", sim.events()));
+                }
+                at_point(&mut sim, 0, state, done);
+            }
+        }
+        Ok(())
+    }
+
     /// Crashes a fresh run at the planned points. `progress(done, total)` is called with 0
     /// before the first point and then as points (`Even`) or events (`EveryIo`) pass.
     pub fn explore(&self, progress: &mut dyn FnMut(u64, u64)) -> Result<CrashReport, String> {
@@ -88,57 +171,44 @@ impl CrashPlan {
         parts: usize,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<CrashReport, String> {
-        let s = &self.scenario;
-        let total = self.run_events.max(1);
-        let mut sim = Sim::new(s)?;
-        let mut report = CrashReport::default();
-        let mut cache = RunCache::default();
-        let budget = self.states_per_point as u64;
         let parts = parts.max(1);
-        if part >= parts || (part > 0 && !matches!(self.points, CrashPoints::Even(_))) {
+        let mut report = CrashReport::default();
+        let mine: Box<dyn Fn(u64) -> bool> = match self.points {
+            CrashPoints::Even(n) => {
+                let (n, part, parts) = (n as u64, part as u64, parts as u64);
+                Box::new(move |i| (n * part / parts..n * (part + 1) / parts).contains(&i))
+            }
+            _ => Box::new(move |_| part == 0),
+        };
+        if part >= parts {
             return Ok(report);
         }
-        match self.points {
-            CrashPoints::Even(n) => {
-                sim.set_keep_trace(false);
-                let all = Self::even_points(total, n);
-                let mine = &all[all.len() * part / parts..all.len() * (part + 1) / parts];
-                progress(0, mine.len() as u64);
-                for (p, &at) in mine.iter().enumerate() {
-                    while sim.events() < at && sim.step().is_some() {}
-                    sim.settle_crcs();
-                    explore_point(&sim, budget, s.seed, None, &mut cache, &mut report);
-                    progress(p as u64 + 1, mine.len() as u64);
-                }
-            }
-            CrashPoints::EveryIo => {
-                progress(0, total);
-                loop {
-                    let io = match sim.step() {
-                        None => break,
-                        Some(evs) => evs
-                            .iter()
-                            .any(|e| matches!(e.kind, TraceKind::DevSubmit { .. } | TraceKind::DevComplete { .. })),
-                    };
-                    if io {
-                        sim.settle_crcs();
-                        explore_point(&sim, budget, s.seed, None, &mut cache, &mut report);
-                    }
-                    progress(sim.events(), total);
-                }
-            }
-            CrashPoints::One { event, state } => {
-                sim.set_keep_trace(false);
-                while sim.events() < event && sim.step().is_some() {}
-                if sim.events() != event {
-                    return Err(format!("crash_event: {event} is past the run's last event ({})", sim.events()));
-                }
-                sim.settle_crcs();
-                explore_point(&sim, budget, s.seed, state, &mut cache, &mut report);
-            }
-        }
+        self.explore_where(&*mine, &mut |p| report.merge(p.report), progress)?;
         Ok(report)
     }
+}
+
+/// One explored crash point: its ordinal in the plan, where it fell, and its own report.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PointDone {
+    pub point: u64,
+    pub event: u64,
+    pub t_ns: Ns,
+    pub report: CrashReport,
+}
+
+/// The report of a whole exploration from its points' own reports, in any order (each
+/// point once): merged in ordinal order, as one pass over them all keeps them.
+pub fn merge_points(mut points: Vec<PointDone>) -> Result<CrashReport, String> {
+    points.sort_by_key(|p| p.point);
+    if let Some(w) = points.windows(2).find(|w| w[0].point == w[1].point) {
+        return Err(format!("crash point {} is reported twice", w[0].point));
+    }
+    let mut report = CrashReport::default();
+    for p in points {
+        report.merge(p.report);
+    }
+    Ok(report)
 }
 
 /// One crash point's result, for the lab's heat map.
@@ -242,6 +312,38 @@ mod tests {
         // Only evenly spread points split: the other plans are all in part 0.
         let one = CrashPlan::new(&s, CrashPoints::One { event: 500, state: None }, 16).unwrap();
         assert_eq!(one.explore_part(1, 2, &mut |_, _| {}).unwrap().crash_points, 0);
+    }
+
+    #[test]
+    fn points_dealt_to_shards_merge_into_the_whole_exploration() {
+        let mut s = crate::presets::find("force-without-flush").unwrap();
+        s.duration = crate::scenario::Duration(20 * crate::units::NS_PER_MS);
+        let json = |r: &CrashReport| serde_json::to_string(r).unwrap();
+        for points in [CrashPoints::Even(24), CrashPoints::EveryIo] {
+            let plan = CrashPlan::new(&s, points, 8).unwrap();
+            let whole = plan.explore(&mut |_, _| {}).unwrap();
+            assert!(whole.total_violations() > 0 && whole.crash_points >= 24, "{whole:?}");
+            for n in [2, 5] {
+                let mut all = Vec::new();
+                for k in 1..=n {
+                    let shard = crate::shard::Shard::new(k, n).unwrap();
+                    let mut mine = Vec::new();
+                    plan.explore_where(&|i| shard.owns(i), &mut |p| mine.push(p), &mut |_, _| {}).unwrap();
+                    assert!(mine.iter().all(|p| shard.owns(p.point)), "{shard}");
+                    // Through the JSON a shard's process writes, and back.
+                    let text = serde_json::to_string(&mine).unwrap();
+                    all.extend(serde_json::from_str::<Vec<PointDone>>(&text).unwrap());
+                }
+                // Shards finish in any order.
+                all.reverse();
+                assert_eq!(json(&merge_points(all).unwrap()), json(&whole), "{points:?} over {n} shards");
+            }
+        }
+        let twice = vec![
+            PointDone { point: 3, event: 1, t_ns: 0, report: CrashReport::default() },
+            PointDone { point: 3, event: 1, t_ns: 0, report: CrashReport::default() },
+        ];
+        assert_eq!(merge_points(twice).unwrap_err(), "crash point 3 is reported twice");
     }
 
     #[test]
