@@ -19,6 +19,20 @@ pub struct Opened {
     /// The crash a link names (`crash_event`, `crash_state`, `crash_budget`): the lab opens
     /// paused at that event with the crash view on that state.
     pub crash: Option<CrashLink>,
+    /// The link's other keys (schema 2): what it was made with and how it was shown.
+    pub link: LinkKeys,
+}
+
+/// What a link says besides its scenario and moment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkKeys {
+    /// The trace hash at the link's moment (`h`) and the model version it was made with (`m`).
+    pub hash: Option<String>,
+    pub model: Option<u32>,
+    /// The panels shown (`panels`), the speed of Play (`speed`), compare's settings (`cmp`).
+    pub panels: Option<Vec<String>>,
+    pub speed: Option<Ns>,
+    pub compare: Vec<(String, String)>,
 }
 
 impl Default for Opened {
@@ -30,7 +44,7 @@ impl Default for Opened {
 impl Opened {
     fn default_scenario(error: Option<String>) -> Opened {
         let scenario = find_preset(DEFAULT_PRESET).unwrap_or_default();
-        Opened { scenario, preset: DEFAULT_PRESET.into(), at: None, error, crash: None }
+        Opened { scenario, preset: DEFAULT_PRESET.into(), at: None, error, crash: None, link: LinkKeys::default() }
     }
 }
 
@@ -63,7 +77,38 @@ pub fn open(search: &str) -> Opened {
             )))
         }
     };
-    Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None, crash }
+    let link = LinkKeys {
+        hash: decoded.hash().map(str::to_string),
+        model: decoded.model(),
+        panels: decoded.panels().map(|p| p.into_iter().map(str::to_string).collect()),
+        speed: decoded.speed(),
+        compare: decoded.compare().into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+    };
+    Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None, crash, link }
+}
+
+/// Opens a scenario someone chose in the lab (a preset, an edited setting): no link keys.
+pub fn chosen(scenario: Scenario, preset: String) -> Opened {
+    Opened { scenario, preset, at: None, error: None, crash: None, link: LinkKeys::default() }
+}
+
+/// The query of a link to this moment of the lab: the scenario, `at` (now), the link schema,
+/// the model version and the trace hash at `at`, the panels shown, the speed, and compare's
+/// settings when a comparison runs.
+pub fn moment_query(o: &Opened, at: Ns, hash: &str, shown: &[&str], speed: Ns, compare: &[(String, String)]) -> String {
+    let mut extra: Vec<(&str, String)> = vec![
+        ("at", xlog::format_duration(at)),
+        ("v", url::LINK_VERSION.to_string()),
+        ("m", xlog::MODEL_VERSION.to_string()),
+        ("h", hash.to_string()),
+        ("panels", shown.join(",")),
+        ("speed", xlog::format_duration(speed)),
+    ];
+    if !compare.is_empty() {
+        extra.push(("cmp", compare.iter().map(|(k, v)| format!("{k}:{v}")).collect::<Vec<_>>().join(",")));
+    }
+    let preset = (!o.preset.is_empty()).then_some(o.preset.as_str());
+    url::encode_with(&o.scenario, preset, &extra).unwrap_or_else(|_| link_query(o))
 }
 
 /// The query of a link to what `o` shows (relative to its preset), or "" for the default.
@@ -134,6 +179,27 @@ mod tests {
         assert_eq!(o.error, None);
         let e = open("?preset=small-crash&crash_event=soon").error.unwrap();
         assert!(e.contains("crash_event") && e.contains("'soon'"), "{e}");
+    }
+
+    #[test]
+    fn a_moment_link_reopens_its_keys() {
+        let o = open("?preset=fsmark-create&writers=4");
+        let q = moment_query(
+            &o,
+            150_000_000,
+            "0123456789abcdef",
+            &["ring", "cil"],
+            1_000_000,
+            &[("flush".into(), "legacy".into())],
+        );
+        let back = open(&q);
+        assert_eq!(back.error, None, "{q}");
+        assert_eq!((back.scenario.clone(), back.at), (o.scenario.clone(), Some(150_000_000)));
+        assert_eq!(back.link.hash.as_deref(), Some("0123456789abcdef"));
+        assert_eq!(back.link.model, Some(xlog::MODEL_VERSION));
+        assert_eq!(back.link.panels, Some(vec!["ring".to_string(), "cil".to_string()]));
+        assert_eq!(back.link.speed, Some(1_000_000));
+        assert_eq!(back.link.compare, vec![("flush".to_string(), "legacy".to_string())]);
     }
 
     #[test]

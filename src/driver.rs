@@ -12,8 +12,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use xlog::{
     check_chosen_state, explore_crash_state, trace_cmd_header, writer_comm, writes_at_risk, AilView, AtRisk,
-    ChosenState, CilView, CrashReport, DevicePanel, Fate, IclogsView, IoSpan, LogSpaceView, Metrics, Milestone, Ns,
-    RtView, Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
+    ChosenState, CilView, CrashReport, DevicePanel, Fate, IclogsView, IoSpan, LinkCheck, LogSpaceView, Metrics,
+    Milestone, Ns, RtView, Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
 };
 use yew::prelude::*;
 
@@ -172,6 +172,8 @@ pub struct Lab {
     pub frame_times: Rc<RefCell<FrameTimes>>,
     publish: Rc<dyn Fn()>,
     compare: Rc<RefCell<Option<Compare>>>,
+    /// The link's trace hash against this model's at its moment, when they differ.
+    pub link_moved: Option<Rc<LinkCheck>>,
 }
 
 impl PartialEq for Lab {
@@ -315,6 +317,20 @@ impl Lab {
         (self.publish)();
         Ok(())
     }
+    /// The query of a link to this moment: what Copy link copies. Its hash is that of every
+    /// event up to now (a frame may stop part way through an instant's events), so the link
+    /// reopens on the same trace hash.
+    pub fn moment_query(&self) -> String {
+        let (now, hash) = {
+            let sim = self.sim.borrow();
+            let mut whole = sim.clone();
+            whole.run_until(sim.now());
+            (whole.now(), format!("{:016x}", whole.trace_hash()))
+        };
+        let shown: Vec<&str> = Panel::ALL.into_iter().filter(|&p| self.state.shows(p)).map(Panel::link_name).collect();
+        let compare = self.compare.borrow().as_ref().map(|c| c.changes.clone()).unwrap_or_default();
+        crate::address::moment_query(&self.state.opened, now, &hash, &shown, self.state.speed_ns, &compare)
+    }
     pub fn stop_compare(&self) {
         *self.compare.borrow_mut() = None;
         (self.publish)();
@@ -421,7 +437,7 @@ const OPEN_SAMPLES: u64 = 400;
 /// Builds the simulation the page opened with and runs it to `at` (the same events as one
 /// `run_until(at)`, so its trace hash equals `loglab run --until`), sampling the plots and
 /// keeping time-travel snapshots from the start.
-fn build(opened: &Opened, series: &mut Series) -> (Sim, Keyframes, Option<String>) {
+fn build(opened: &Opened, series: &mut Series) -> (Sim, Keyframes, Option<String>, Option<LinkCheck>) {
     let made = Sim::new(&opened.scenario).and_then(|mut sim| {
         sim.keep_timeline(TIMELINE_RECORD);
         let mut keyframes = Keyframes::new(&sim);
@@ -457,14 +473,33 @@ fn build(opened: &Opened, series: &mut Series) -> (Sim, Keyframes, Option<String
         Ok((sim, keyframes))
     });
     match made {
-        Ok((sim, keyframes)) => (sim, keyframes, None),
+        Ok((sim, keyframes)) => {
+            let moved = link_moved(opened, &sim);
+            (sim, keyframes, None, moved)
+        }
         Err(e) => {
             *series = Series::default();
             let sim = Sim::new(&Scenario::default()).expect("the default scenario is valid");
             let keyframes = Keyframes::new(&sim);
-            (sim, keyframes, Some(e))
+            (sim, keyframes, Some(e), None)
         }
     }
+}
+
+/// The link's hash against this model's at its moment (`sim`, opened there), when it has one
+/// and they differ. A link with a hash but no moment names the whole run's end.
+fn link_moved(opened: &Opened, sim: &Sim) -> Option<LinkCheck> {
+    let link_hash = opened.link.hash.as_deref()?;
+    let hash = if opened.at.is_some() || opened.crash.is_some() {
+        format!("{:016x}", sim.trace_hash())
+    } else {
+        let mut whole = Sim::new(&opened.scenario).ok()?;
+        whole.set_keep_trace(false);
+        whole.run();
+        format!("{:016x}", whole.trace_hash())
+    };
+    let check = xlog::compare_hashes(link_hash, opened.link.model, &hash);
+    (!check.holds()).then_some(check)
 }
 
 /// The driver of one scenario's page; `state` is the app's reducer (it outlives the page).
@@ -473,21 +508,32 @@ pub fn use_lab(state: UseReducerHandle<LabState>) -> Lab {
     let opened = state.opened.clone();
     let frame_times = use_mut_ref(FrameTimes::default);
     let series = use_mut_ref(Series::default);
-    type Built = (Rc<RefCell<Sim>>, Rc<RefCell<Keyframes>>, Option<String>);
+    type Built = (Rc<RefCell<Sim>>, Rc<RefCell<Keyframes>>, Option<String>, Option<Rc<LinkCheck>>);
     let built = use_mut_ref(|| None::<Built>);
-    let (sim, keyframes, error) = built
+    let (sim, keyframes, error, link_moved) = built
         .borrow_mut()
         .get_or_insert_with(|| {
-            let (sim, k, e) = build(&opened, &mut series.borrow_mut());
-            (Rc::new(RefCell::new(sim)), Rc::new(RefCell::new(k)), e)
+            let (sim, k, e, moved) = build(&opened, &mut series.borrow_mut());
+            (Rc::new(RefCell::new(sim)), Rc::new(RefCell::new(k)), e, moved.map(Rc::new))
         })
         .clone();
-    let frame = {
+    // A link's compare settings start the comparison (a bad one was refused when decoding).
+    let compare = {
         let sim = sim.clone();
-        let series = series.clone();
-        use_state(move || Rc::new(frame_of(&sim.borrow(), None, 0, None, &series)))
+        use_mut_ref(move || {
+            (!opened.link.compare.is_empty())
+                .then(|| Compare::new(&opened.scenario, &opened.link.compare).ok())
+                .flatten()
+                .map(|mut c| {
+                    c.follow(sim.borrow().now());
+                    c
+                })
+        })
     };
-    let compare = use_mut_ref(|| None::<Compare>);
+    let frame = {
+        let (sim, series, compare) = (sim.clone(), series.clone(), compare.clone());
+        use_state(move || Rc::new(frame_of(&sim.borrow(), compare.borrow().as_ref(), 0, None, &series)))
+    };
     let publish: Rc<dyn Fn()> = {
         let (sim, frame, series, compare) = (sim.clone(), frame.clone(), series.clone(), compare.clone());
         let generation = use_mut_ref(|| 0u64);
@@ -582,5 +628,6 @@ pub fn use_lab(state: UseReducerHandle<LabState>) -> Lab {
         frame_times,
         publish,
         compare,
+        link_moved,
     }
 }

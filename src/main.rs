@@ -18,12 +18,11 @@ mod state;
 mod sweep_job;
 mod workers;
 
-use address::Opened;
 use components::{
-    ail::AilPanel, cil::CilPanel, compare::ComparePanel, controls::Controls, crash::CrashPanel, devices::DevicesPanel,
-    exports::ExportsPanel, help::Help, logbar::LogBar, picker::Picker, plots::Plots, ring::IclogRing, rsum::RsumPanel,
-    settings::Settings, sizing::SizingPanel, stats::Stats, sweep::SweepPanel, tasks::TasksPanel, timeline::Timeline,
-    trace::TracePanel, watches::Watches, whatif::WhatIf,
+    ail::AilPanel, cil::CilPanel, compare::ComparePanel, controls::Controls, copylink::CopyLink, crash::CrashPanel,
+    devices::DevicesPanel, exports::ExportsPanel, help::Help, logbar::LogBar, picker::Picker, plots::Plots,
+    ring::IclogRing, rsum::RsumPanel, settings::Settings, sizing::SizingPanel, stats::Stats, sweep::SweepPanel,
+    tasks::TasksPanel, timeline::Timeline, trace::TracePanel, watches::Watches, whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -66,7 +65,7 @@ fn lab_page(p: &LabPageProps) -> Html {
         Callback::from(move |(name, fixed): (String, bool)| {
             if let Ok(e) = find_preset_entry(&name) {
                 let scenario = if fixed { e.fixed() } else { e.scenario() };
-                lab.set_scenario(Opened { scenario, preset: name, at: None, error: None, crash: None });
+                lab.set_scenario(address::chosen(scenario, name));
             }
         })
     };
@@ -76,7 +75,7 @@ fn lab_page(p: &LabPageProps) -> Html {
             let mut s = opened.scenario.clone();
             s.set(&k, &v)?;
             s.validate()?;
-            lab.set_scenario(Opened { scenario: s, preset: opened.preset.clone(), at: None, error: None, crash: None });
+            lab.set_scenario(address::chosen(s, opened.preset.clone()));
             Ok(())
         })
     };
@@ -90,6 +89,15 @@ fn lab_page(p: &LabPageProps) -> Html {
             </header>
             if let Some(e) = opened.error.as_ref().or(lab.error.as_ref()) {
                 <p class="error" data-testid="error" role="alert">{ e }</p>
+            }
+            if let Some(c) = lab.link_moved.as_ref() {
+                <div class="banner" data-testid="model-changed" role="status" data-link-model={c.link_model.to_string()}
+                    data-model={xlog::MODEL_VERSION.to_string()} data-link-hash={c.link_hash.clone()} data-hash={c.hash.clone()}>
+                    <p>{ c.summary() }</p>
+                    if !c.changes.is_empty() {
+                        <ul>{ for c.changes.iter().map(|m| html! { <li data-version={m.version.to_string()}><strong>{ format!("Model {}: ", m.version) }</strong>{ m.text.replace('`', "") }</li> }) }</ul>
+                    }
+                </div>
             }
             <div class="sr-live" aria-live="polite" data-testid="narration">
                 { if lab.state.playing && lab.state.speed_ns > 100 * xlog::NS_PER_US { String::new() } else { frame.narration.join("; ") } }
@@ -108,6 +116,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                         <Watches />
                         <WhatIf />
                         { components::panels::panel_picker(&lab) }
+                        <CopyLink />
                         <p class="keys">
                             <button class="small secondary" data-testid="help-open" onclick={let lab = lab.clone(); Callback::from(move |_: MouseEvent| lab.toggle_help())}>
                                 { "Keyboard shortcuts" }</button>

@@ -80,6 +80,15 @@ impl Panel {
             Panel::Exports => "exports",
         }
     }
+
+    /// Its name in a link's `panels=` (`xlog::url::PANELS`, in this order).
+    pub fn link_name(self) -> &'static str {
+        xlog::url::PANELS[Panel::ALL.iter().position(|&p| p == self).unwrap_or(0)]
+    }
+
+    pub fn from_link_name(name: &str) -> Option<Panel> {
+        xlog::url::PANELS.iter().position(|&n| n == name).map(|i| Panel::ALL[i])
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -110,17 +119,26 @@ impl Default for LabState {
 
 impl LabState {
     pub fn new(opened: Rc<Opened>) -> Self {
+        // A link that names its panels shows those; one that names its speed plays at it.
+        let hidden = match &opened.link.panels {
+            Some(names) => {
+                let shown: Vec<Panel> = names.iter().filter_map(|n| Panel::from_link_name(n)).collect();
+                Panel::ALL.into_iter().filter(|p| !shown.contains(p)).collect()
+            }
+            // The sizing workbench, the trace, compare mode and sweeps are tools of their own:
+            // shown on request.
+            None => vec![Panel::Sizing, Panel::Trace, Panel::Compare, Panel::Sweep],
+        };
+        let speed_ns = opened.link.speed.filter(|s| SPEEDS.iter().any(|&(v, _)| v == *s)).unwrap_or(DEFAULT_SPEED);
         LabState {
             opened,
             playing: false,
-            speed_ns: DEFAULT_SPEED,
+            speed_ns,
             selected: None,
             watches: Vec::new(),
             hit: None,
             branches: Vec::new(),
-            // The sizing workbench, the trace, compare mode and sweeps are tools of their own:
-            // shown on request.
-            hidden: vec![Panel::Sizing, Panel::Trace, Panel::Compare, Panel::Sweep],
+            hidden,
             help: false,
         }
     }
@@ -252,6 +270,19 @@ mod tests {
         assert_eq!(hit.apply(Action::Play).hit, None);
         assert!(hit.apply(Action::RemoveWatch(0)).watches.is_empty());
         assert_eq!(hit.apply(Action::RemoveWatch(9)).watches.len(), 1);
+    }
+
+    #[test]
+    fn panel_link_names_are_the_links_vocabulary_in_order() {
+        assert_eq!(Panel::ALL.len(), xlog::url::PANELS.len());
+        for p in Panel::ALL {
+            assert_eq!(Panel::from_link_name(p.link_name()), Some(p));
+        }
+        assert_eq!(SPEEDS.iter().map(|&(ns, _)| ns).collect::<Vec<_>>(), xlog::url::SPEEDS);
+        let o = crate::address::open("?preset=small-crash&v=2&panels=ring,cil&speed=1ms");
+        let s = LabState::new(Rc::new(o));
+        assert!(s.shows(Panel::Ring) && s.shows(Panel::Cil) && !s.shows(Panel::Tasks));
+        assert_eq!(s.speed_ns, NS_PER_MS);
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod chosen;
 pub mod cil;
 pub mod compare;
 pub mod controls;
+pub mod copylink;
 pub mod crash;
 pub mod devices;
 pub mod exports;

@@ -2,7 +2,6 @@
 //! by side, each as the path of decisions it took (what `loglab size` prints), with the limits
 //! the kernel derives from the result. "Run this" opens a scenario with that log.
 
-use crate::address::Opened;
 use crate::driver::Lab;
 use xlog::sizing::{size_log, SizingAlgo, SizingInput};
 use xlog::{format_size, parse_size, Size};
@@ -149,7 +148,7 @@ pub fn sizing_panel() -> Html {
                 Ok(_) => {
                     run_error.set(None);
                     let preset = lab.state.opened.preset.clone();
-                    lab.set_scenario(Opened { scenario: s, preset, at: None, error: None, crash: None });
+                    lab.set_scenario(crate::address::chosen(s, preset));
                 }
                 Err(e) => run_error.set(Some(format!("This log cannot run in the lab: {e}"))),
             }

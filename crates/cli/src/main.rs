@@ -42,6 +42,8 @@ pub fn lab_link(s: &Scenario, preset: Option<&str>) -> Result<String, String> {
   loglab merge s1.json s2.json s3.json s4.json
   loglab size --fs-size 220GiB --algo all
   loglab url encode --preset fsmark-create --set writers=32
+  loglab url encode --preset cil-throttle-32mb --at 150ms --stamp
+  loglab url check 'http://127.0.0.1:8080/?preset=cil-throttle-32mb&at=150ms&v=2&m=2&h=…'
   loglab export-logwrites --preset fsync-heavy --out fsync.logwrites
   loglab export-image --image xfs.img --preset fsync-heavy
   loglab recover --image xfs.img
@@ -159,9 +161,31 @@ enum UrlCmd {
         /// For a bug-zoo preset: link to the fixed variant.
         #[arg(long, requires = "preset")]
         fixed: bool,
+        /// The moment the lab opens at, paused (`at=`).
+        #[arg(long, value_name = "DURATION")]
+        at: Option<String>,
+        /// Any other link key (repeatable): panels, cmp, lesson, step, speed, embed, ...
+        #[arg(long = "key", value_name = "KEY=VALUE")]
+        keys: Vec<String>,
+        /// Record the link schema, the model version and the trace hash at the link's moment
+        /// (`v`, `m`, `h`; runs the scenario to `--at`, or to its end), so that a reader can
+        /// tell when the model has changed under the link (`loglab url check`).
+        #[arg(long)]
+        stamp: bool,
     },
     /// Print the scenario a link describes, as JSON.
     Decode { url: String },
+    /// Whether a link still shows what it showed: its trace hash (`h`) against this model's
+    /// at its moment, and the model changes since the version it names (`m`). Exit status 0
+    /// when it holds, 1 when the model moved it, 2 when the link cannot be read.
+    #[command(
+        after_help = "Example:\n  loglab url check \"$(loglab url encode --preset cil-throttle-32mb --at 150ms --stamp)\""
+    )]
+    Check {
+        url: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Where a scenario comes from, plus `--set` overrides.
@@ -276,6 +300,10 @@ fn main() -> ExitCode {
         // Its own exit statuses: a damaged log is 1, not a usage error.
         return recover_cmd::main(a);
     }
+    if let Cmd::Url { cmd: UrlCmd::Check { url, json } } = &cli.cmd {
+        // Its own exit statuses: a link the model moved is 1, not a usage error.
+        return url_check(url, *json);
+    }
     match dispatch(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -283,6 +311,43 @@ fn main() -> ExitCode {
             eprintln!("loglab: error: {}", e.replace('\n', " "));
             ExitCode::from(2)
         }
+    }
+}
+
+/// `loglab url check`: 0 the link's hash holds (or it has none), 1 the model moved it, 2 it cannot be read.
+fn url_check(url: &str, as_json: bool) -> ExitCode {
+    let check = match xlog::check_link(url) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("loglab: error: {}", e.replace('\n', " "));
+            return ExitCode::from(2);
+        }
+    };
+    let Some(c) = check else {
+        if as_json {
+            print_json(&json!({"holds": null, "model": xlog::MODEL_VERSION}));
+        } else {
+            println!("This link records no trace hash (h=): nothing to check. `loglab url encode --stamp` makes one that does.");
+        }
+        return ExitCode::SUCCESS;
+    };
+    if as_json {
+        let changes: Vec<_> = c.changes.iter().map(|m| json!({"version": m.version, "change": m.text})).collect();
+        print_json(&json!({
+            "holds": c.holds(),
+            "link_hash": c.link_hash,
+            "hash": c.hash,
+            "link_model": c.link_model,
+            "model": xlog::MODEL_VERSION,
+            "changes": changes,
+        }));
+    } else {
+        println!("{}", c.message());
+    }
+    if c.holds() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 
@@ -312,7 +377,7 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
         Cmd::Merge(a) => merge_cmd::run(&a),
         Cmd::Size(a) => size_cmd::run(&a),
         Cmd::Url { cmd } => match cmd {
-            UrlCmd::Encode { file, preset, set, fixed } => {
+            UrlCmd::Encode { file, preset, set, fixed, at, keys, stamp } => {
                 let (mut s, base) = match (file, preset) {
                     (Some(f), _) => {
                         let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
@@ -330,7 +395,25 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
                 };
                 apply_sets(&mut s, &set)?;
                 s.validate()?;
-                println!("{}", lab_link(&s, base.as_deref())?);
+                let mut extra: Vec<(&str, String)> = Vec::new();
+                if let Some(at) = &at {
+                    extra.push(("at", at.clone()));
+                }
+                for kv in &keys {
+                    let (k, v) = kv.split_once('=').ok_or_else(|| format!("--key '{kv}' is not KEY=VALUE"))?;
+                    extra.push((k.trim(), v.trim().to_string()));
+                }
+                if stamp {
+                    let query = xlog::url::encode_with(&s, base.as_deref(), &extra)?;
+                    let h = xlog::link_moment_hash(&xlog::url::decode(&query)?)?;
+                    extra.retain(|(k, _)| !["v", "m", "h"].contains(k));
+                    extra.extend([
+                        ("v", xlog::url::LINK_VERSION.to_string()),
+                        ("m", xlog::MODEL_VERSION.to_string()),
+                        ("h", h),
+                    ]);
+                }
+                println!("{LAB_ORIGIN}{}", xlog::url::encode_with(&s, base.as_deref(), &extra)?);
                 Ok(())
             }
             UrlCmd::Decode { url } => {
@@ -343,6 +426,8 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
                 print_json(&v);
                 Ok(())
             }
+            // Its own exit statuses: main() runs it.
+            UrlCmd::Check { .. } => Ok(()),
         },
         // main() runs it, for its own exit statuses.
         Cmd::Recover(_) => Ok(()),

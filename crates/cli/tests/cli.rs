@@ -270,3 +270,55 @@ fn bench_reports_the_writer_curve_of_the_runs_it_names() {
     assert!(b["crash_states_2000_points"].as_u64().unwrap() > 5 * b["crash_states"].as_u64().unwrap(), "{b}");
     assert!(b["crash_states_per_sec_2000_points"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn a_stamped_link_is_checked_against_the_model_and_bad_links_are_named() {
+    let out = loglab()
+        .args([
+            "url",
+            "encode",
+            "--preset",
+            "cil-throttle-32mb",
+            "--at",
+            "150ms",
+            "--stamp",
+            "--key",
+            "panels=cil,tasks",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let link = String::from_utf8(out).unwrap().trim().to_string();
+    assert!(link.contains("&at=150ms") && link.contains("&v=2") && link.contains("&h="), "{link}");
+    // The hash is `loglab run --until`'s at the same moment.
+    let run = json(&["run", "--url", &link, "--until", "150ms", "--json"]);
+    assert!(link.ends_with(run["trace_hash"].as_str().unwrap()) || link.contains(run["trace_hash"].as_str().unwrap()));
+    loglab().args(["url", "check", &link]).assert().code(0);
+    // A link whose hash the model no longer produces: exit 1, and the changes since its version.
+    let h = run["trace_hash"].as_str().unwrap();
+    let stale = link.replace(h, "0123456789abcdef").replace(&format!("m={}", 2), "m=1");
+    let o = loglab().args(["url", "check", &stale, "--json"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["holds"].as_bool(), v["link_model"].as_u64()), (Some(false), Some(1)));
+    assert!(!v["changes"].as_array().unwrap().is_empty(), "{v}");
+    // Every path that reads a link validates all of it.
+    let digits = "9".repeat(9000);
+    for (args, needle) in [
+        (vec!["run", "--url", "?preset=small-crash&at=-5ms"], "at: '-5ms' is not a duration"),
+        (vec!["url", "decode", "?preset=small-crash&v=9"], "schema version 9, newer than this lab's 2"),
+        (vec!["url", "check", "?preset=small-crash&panels=kitchen"], "panels: 'kitchen' is not a panel"),
+        (vec!["crash", "--url", "?preset=small-crash&speed=2ms"], "speed: '2ms' is not a speed of Play"),
+    ] {
+        let o = loglab().args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert!(err.contains(needle) && err.lines().count() == 1, "{args:?}: {err}");
+    }
+    let long = format!("?preset=small-crash&writers={digits}");
+    let o = loglab().args(["run", "--url", &long]).output().unwrap();
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("bytes long (at most 8192)") && err.len() < 200, "{err}");
+}

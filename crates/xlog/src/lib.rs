@@ -1,6 +1,7 @@
 //! xlog: a deterministic model of the XFS journal. The UI and the CLI see only this facade.
 
 mod ail;
+mod changes;
 mod cil;
 mod crash;
 pub mod crc;
@@ -10,6 +11,7 @@ mod geometry;
 mod grant;
 mod iclog;
 mod layout;
+mod links;
 mod log;
 pub mod logscan;
 pub mod logwrites;
@@ -30,6 +32,7 @@ mod tracefmt;
 mod units;
 pub mod url;
 
+pub use changes::{model_changes, model_changes_between, ModelChange, MODEL_VERSION};
 pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit, Cil, ItemKind};
 pub use crash::{
     check_chosen_state, explore as explore_crash_states, explore_events as explore_crash_events,
@@ -40,6 +43,7 @@ pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq, ReqFlags};
 pub use geometry::Geometry;
 pub use grant::{xlog_calc_unit_res, GrantHead, Ticket};
 pub use iclog::{icl_flags_str, IclogState};
+pub use links::{check_link, compare_hashes, compare_link, link_moment_hash, LinkCheck};
 pub use log::Xlog;
 pub use metrics::{Metrics, REPORT_GROUPS};
 pub use oracle::{Invariant, ALL_INVARIANTS};

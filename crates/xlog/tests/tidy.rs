@@ -71,7 +71,7 @@ fn model_sources_use_no_banned_apis_and_open_with_a_doc_line() {
 /// The model's layers, lowest first: a module may import its own layer (without cycles) or
 /// any layer below, never one above.
 const LAYERS: &[&[&str]] = &[
-    &["units", "crc", "shard"],
+    &["units", "crc", "shard", "changes"],
     &["scenario"],
     &["format", "layout", "presets", "sectors"],
     &["geometry", "url"],
@@ -94,7 +94,7 @@ const LAYERS: &[&[&str]] = &[
     // The one wiring module.
     &["sim"],
     // What runs on a simulation's results: recovery, the oracle, the crash explorer, printers.
-    &["recovery", "oracle", "crash", "tracefmt"],
+    &["recovery", "oracle", "crash", "tracefmt", "links"],
     &["lib"],
 ];
 
