@@ -12,14 +12,21 @@ export const DIST = path.resolve(here, '..', 'dist');
 export const ARTIFACTS = path.resolve(here, 'artifacts');
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
 
-/** Serves dist/ on a free loopback port; resolves to { url, close }. */
-export function serveDist() {
+/** Serves dist/ on a free loopback port under `prefix` (a sub-path such as '/os/loglab/', as a
+ * course hosts the lab), and `extra` files at their own paths; resolves to { url, close }. */
+export function serveDist(prefix = '/', extra = {}) {
   if (!fs.existsSync(path.join(DIST, 'index.html'))) {
     throw new Error(`dist/index.html is missing: build the lab first (trunk build --release)`);
   }
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
-    let file = path.join(DIST, decodeURIComponent(url.pathname));
+    if (extra[url.pathname]) {
+      res.writeHead(200, { 'content-type': TYPES[path.extname(extra[url.pathname])] ?? 'text/plain' });
+      fs.createReadStream(extra[url.pathname]).pipe(res);
+      return;
+    }
+    if (!url.pathname.startsWith(prefix)) { res.writeHead(404).end('not found'); return; }
+    let file = path.join(DIST, decodeURIComponent(url.pathname.slice(prefix.length - 1)));
     if (!file.startsWith(DIST)) { res.writeHead(403).end(); return; }
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
     if (!fs.existsSync(file)) { res.writeHead(404).end('not found'); return; }
@@ -29,7 +36,7 @@ export function serveDist() {
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
-      resolve({ url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(r)) });
+      resolve({ url: `http://127.0.0.1:${port}${prefix}`, origin: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) });
     });
   });
 }

@@ -94,6 +94,19 @@ cmd_run() {
   exec trunk serve --offline --address 127.0.0.1 --port 8080
 }
 
+# The static site for any host and any sub-path (relative URLs): a course copies DIR to
+# https://uni.example/os/loglab/ and links there (docs/cli.md "Hosting the lab").
+cmd_dist() {
+  local dir=${1:-}
+  [ -n "$dir" ] || die "usage: scripts/lab.sh dist DIR"
+  ensure_web_tools
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  say "building the lab's static site into $dir"
+  trunk build --release --offline --public-url ./ --dist "$dir"
+  say "done: serve $dir from any static host, at any path"
+}
+
 cmd_test() {
   ensure_web_tools
   apt_install chromium /usr/bin/chromium
@@ -111,8 +124,8 @@ cmd_test() {
   "$ROOT/scripts/fuzz.sh" all 15
   say "cargo build --release -p loglab (the native side of the e2e speed comparison)"
   cargo build --release -p loglab --locked
-  say "trunk build --release"
-  trunk build --release --offline
+  say "trunk build --release (relative URLs: the e2e suite also serves it under a sub-path)"
+  trunk build --release --offline --public-url ./
   say "end-to-end tests in headless Chromium"
   (cd e2e && node --test --test-reporter=spec ./*.test.mjs)
 }
@@ -120,5 +133,6 @@ cmd_test() {
 case "${1:-}" in
   run) cmd_run ;;
   test) cmd_test ;;
-  *) echo "usage: scripts/lab.sh run|test" >&2; exit 2 ;;
+  dist) shift; cmd_dist "$@" ;;
+  *) echo "usage: scripts/lab.sh run|test|dist DIR" >&2; exit 2 ;;
 esac

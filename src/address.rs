@@ -33,6 +33,8 @@ pub struct LinkKeys {
     pub panels: Option<Vec<String>>,
     pub speed: Option<Ns>,
     pub compare: Vec<(String, String)>,
+    /// `embed=1`: the chosen panels without the editor, for an iframe in a course page.
+    pub embed: bool,
 }
 
 impl Default for Opened {
@@ -83,8 +85,19 @@ pub fn open(search: &str) -> Opened {
         panels: decoded.panels().map(|p| p.into_iter().map(str::to_string).collect()),
         speed: decoded.speed(),
         compare: decoded.compare().into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        embed: decoded.embed(),
     };
     Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None, crash, link }
+}
+
+/// The full lab's link to what an embedded view shows (its query without `embed`).
+pub fn full_lab_query(o: &Opened) -> String {
+    let q = link_query(o);
+    if q.is_empty() {
+        "./".into()
+    } else {
+        q
+    }
 }
 
 /// Opens a scenario someone chose in the lab (a preset, an edited setting): no link keys.

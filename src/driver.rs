@@ -269,6 +269,33 @@ impl Lab {
         *self.sim.borrow_mut() = sim;
         (self.publish)();
     }
+    /// Runs `n` events (the API's `step(n)`); returns the events run so far.
+    pub fn step_events(&self, n: u64) -> u64 {
+        let events = {
+            let mut sim = self.sim.borrow_mut();
+            for _ in 0..n {
+                if sim.step().is_none() {
+                    break;
+                }
+            }
+            self.keyframes.borrow_mut().offer(&sim);
+            sim.events()
+        };
+        (self.publish)();
+        events
+    }
+    /// Virtual time now.
+    pub fn now(&self) -> Ns {
+        self.sim.borrow().now()
+    }
+    /// The trace hash of the events run so far (`loglab run --until`'s `trace_hash`).
+    pub fn trace_hash(&self) -> String {
+        format!("{:016x}", self.sim.borrow().trace_hash())
+    }
+    /// The metrics now, with the keys of `loglab run --json`.
+    pub fn metrics_now(&self) -> Metrics {
+        self.sim.borrow().metrics()
+    }
     /// Goes back one speed step.
     pub fn step_back(&self) {
         let now = self.sim.borrow().now();

@@ -1,6 +1,7 @@
 //! Log Lab in the browser: the Yew app around one `xlog` simulation.
 
 mod address;
+mod api;
 mod bench;
 mod canvas;
 mod components;
@@ -35,6 +36,7 @@ fn app() -> Html {
     let state = use_reducer(|| LabState::new(Rc::new(address::open(&address::current_search()))));
     address::use_address_sync(state.opened.clone());
     use_effect_with((), |_| {
+        api::install();
         // "lab-ready": the first render, measured from navigation start by the e2e suite.
         if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
             let _ = p.mark("lab-ready");
@@ -55,6 +57,19 @@ struct LabPageProps {
 fn lab_page(p: &LabPageProps) -> Html {
     let lab = use_lab(p.state.clone());
     keys::use_shortcuts(lab.clone());
+    api::set_current(&lab);
+    {
+        // The API's events: "load" once this page's scenario is on screen, "frame" per frame.
+        let lab = lab.clone();
+        use_effect_with(lab.frame.generation, move |&generation| {
+            let detail = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&detail, &"now".into(), &(lab.frame.view.now_ns as f64).into());
+            let _ = js_sys::Reflect::set(&detail, &"events".into(), &(lab.frame.events as f64).into());
+            let _ = js_sys::Reflect::set(&detail, &"hash".into(), &lab.frame.metrics.trace_hash.clone().into());
+            api::emit(if generation == 0 { "load" } else { "frame" }, &detail);
+        });
+    }
+    let embed = lab.state.opened.link.embed;
     let opened = lab.state.opened.clone();
     let scenario = &opened.scenario;
     let frame = lab.frame.clone();
@@ -81,8 +96,12 @@ fn lab_page(p: &LabPageProps) -> Html {
     };
     html! {
         <ContextProvider<Lab> context={lab.clone()}>
-            <header>
+            <header class={classes!(embed.then_some("embedded"))}>
                 <h1>{ "Log Lab" }</h1>
+                if embed {
+                    <a class="open-full" data-testid="open-full" target="_blank" rel="noopener"
+                        href={address::full_lab_query(&opened)}>{ "open in Log Lab ↗" }</a>
+                }
                 <span class="sub">{ format!("the XFS journal, live — {}: {} writers, {} x {} KiB iclogs, {} MiB log, {}",
                     if opened.preset.is_empty() { "custom scenario".to_string() } else { format!("preset {}", opened.preset) },
                     scenario.writers, scenario.iclog_count, scenario.iclog_size.0 >> 10, scenario.log_size.0 >> 20, scenario.device) }</span>
@@ -102,17 +121,20 @@ fn lab_page(p: &LabPageProps) -> Html {
             <div class="sr-live" aria-live="polite" data-testid="narration">
                 { if lab.state.playing && lab.state.speed_ns > 100 * xlog::NS_PER_US { String::new() } else { frame.narration.join("; ") } }
             </div>
-            <main id="lab" data-ready="true" data-sim-ns={v.now_ns.to_string()} data-events={frame.events.to_string()}
+            <main id="lab" data-ready="true" data-embed={embed.to_string()} data-sim-ns={v.now_ns.to_string()} data-events={frame.events.to_string()}
                 data-preset={opened.preset.clone()} data-generation={frame.generation.to_string()} data-keyframes={lab.keyframes().to_string()}
                 data-frame-ms-p95={lab.frame_times.borrow().p95().map_or(String::new(), |v| format!("{v:.2}"))}
                 data-iclogs={v.iclogs.len().to_string()} data-trace-hash={frame.metrics.trace_hash.clone()}>
                 <section>
-                    <div class="panel" style="margin-bottom:14px">
-                        <Picker preset={opened.preset.clone()} scenario={scenario.clone()} {on_pick} />
-                        <Settings scenario={scenario.clone()} {on_set} />
-                    </div>
-                    <div class="panel" style="margin-bottom:14px">
+                    if !embed {
+                        <div class="panel" style="margin-bottom:14px">
+                            <Picker preset={opened.preset.clone()} scenario={scenario.clone()} {on_pick} />
+                            <Settings scenario={scenario.clone()} {on_set} />
+                        </div>
+                    }
+                    <div class="panel" style="margin-bottom:14px" data-testid="control-panel">
                         <Controls />
+                        if !embed {
                         <Watches />
                         <WhatIf />
                         { components::panels::panel_picker(&lab) }
@@ -122,6 +144,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                                 { "Keyboard shortcuts" }</button>
                             <span>{ "or press " }<kbd>{ "?" }</kbd></span>
                         </p>
+                        }
                     </div>
                     if shows(Panel::Ring) { <IclogRing view={v.clone()} iclogs={frame.iclogs.clone()} /> }
                     if shows(Panel::LogSpace) { <LogBar view={v.clone()} space={frame.space.clone()} /> }
