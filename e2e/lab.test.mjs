@@ -202,7 +202,7 @@ test('the flush timeline tells legacy from upstream at a glance and names what a
   const counts = {};
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   for (const flush of ['legacy', 'upstream']) {
-    await page.goto(server.url + `?preset=fsmark-create&flush=${flush}&at=40ms`);
+    await page.goto(server.url + `?preset=fsmark-create&flush=${flush}&at=40ms&speed=10us`);
     await page.waitForSelector('#lab[data-ready="true"]');
     const tl = page.locator('[data-testid="timeline"]');
     counts[flush] = [Number(await tl.getAttribute('data-log-writes')), Number(await tl.getAttribute('data-preflush'))];

@@ -17,8 +17,17 @@ pub const SPEEDS: &[(Ns, &str)] = &[
     (100 * NS_PER_MS, "100 ms / frame"),
 ];
 
-/// The speed a lab opens at.
+/// The speed a lab opens at when neither its link nor its preset names one.
 pub const DEFAULT_SPEED: Ns = 10 * NS_PER_US;
+
+/// The speed a preset plays at by default: its headline event shows within seconds of Play.
+pub fn preset_speed(preset: &str) -> Ns {
+    xlog::find_preset_entry(preset)
+        .map(|p| p.play().speed_ns)
+        .ok()
+        .filter(|s| SPEEDS.iter().any(|&(v, _)| v == *s))
+        .unwrap_or(DEFAULT_SPEED)
+}
 
 /// The panels a student can hide (a hidden panel costs nothing per frame).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -129,7 +138,7 @@ impl LabState {
             // shown on request.
             None => vec![Panel::Sizing, Panel::Trace, Panel::Compare, Panel::Sweep],
         };
-        let speed_ns = opened.link.speed.filter(|s| SPEEDS.iter().any(|&(v, _)| v == *s)).unwrap_or(DEFAULT_SPEED);
+        let speed_ns = opened.link.speed.unwrap_or_else(|| preset_speed(&opened.preset));
         LabState {
             opened,
             playing: false,
@@ -182,6 +191,10 @@ impl LabState {
         let at = SPEEDS.iter().position(|&(ns, _)| ns == s.speed_ns).unwrap_or(1);
         match a {
             Action::SetScenario(o) => {
+                // Another preset plays at its own speed; a changed setting keeps the speed.
+                if o.preset != s.opened.preset {
+                    s.speed_ns = o.link.speed.unwrap_or_else(|| preset_speed(&o.preset));
+                }
                 s.opened = o;
                 s.playing = false;
                 s.selected = None;

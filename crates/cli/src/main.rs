@@ -359,7 +359,14 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
     match cmd {
         Cmd::Presets { json } => {
             if json {
-                let v: Vec<_> = PRESETS.iter().map(|p| json!({"name": p.name, "about": p.about})).collect();
+                let v: Vec<_> = PRESETS
+                    .iter()
+                    .map(|p| {
+                        let play = p.play();
+                        json!({"name": p.name, "about": p.about, "speed": xlog::format_duration(play.speed_ns),
+                            "headline": play.headline, "headline_metric": play.metric})
+                    })
+                    .collect();
                 print_json(&json!(v));
             } else {
                 for p in PRESETS {

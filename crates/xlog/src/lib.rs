@@ -47,7 +47,7 @@ pub use links::{check_link, compare_hashes, compare_link, link_moment_hash, Link
 pub use log::Xlog;
 pub use metrics::{Metrics, REPORT_GROUPS};
 pub use oracle::{Invariant, ALL_INVARIANTS};
-pub use presets::{bench_scenario, find as find_preset, find_preset_entry, Preset, DEFAULT_PRESET, PRESETS};
+pub use presets::{bench_scenario, find as find_preset, find_preset_entry, PlayHint, Preset, DEFAULT_PRESET, PRESETS};
 pub use profile::profile;
 pub use recovery::{
     log_item_name, recover, recover_log_region, CommittedTrans, Fate, Image, Layer, RecoveryReport, RegionRecovery,

@@ -29,6 +29,13 @@ impl Preset {
     pub fn is_bug(&self) -> bool {
         !self.fix.is_empty()
     }
+    /// How the lab plays it: the speed at which its headline event shows soon after Play.
+    pub fn play(&self) -> PlayHint {
+        PLAY.iter()
+            .find(|p| p.0 == self.name)
+            .map(|&(_, speed_ns, metric, headline)| PlayHint { speed_ns, metric, headline })
+            .unwrap_or(PlayHint { speed_ns: 10 * NS_PER_US, metric: "transactions", headline: "the first transaction" })
+    }
     /// Which list a picker shows it in: "bug zoo" (historic bugs with their fixes), "seed
     /// scenarios" (the source threads' experiments) or "workloads".
     pub fn group(&self) -> &'static str {
@@ -130,6 +137,88 @@ fn seed003() -> Scenario {
 /// an append is at most BW x p99.5 / 200: 156 KB on the 4-HDD 160 MB row (364 MB/s, 86 ms),
 /// the tightest of the table's rows. The largest power of two under it is 128 KiB.
 const SEED000_APPEND: u64 = 128 << 10;
+
+/// How the lab plays a preset: the virtual time per frame at which its headline event shows
+/// within a few seconds of Play (at 60 frames a second, and at most `FRAME_EVENT_BUDGET`
+/// events a frame), and that event, as a metric that becomes nonzero when it happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlayHint {
+    pub speed_ns: u64,
+    pub metric: &'static str,
+    pub headline: &'static str,
+}
+
+/// Each preset's `PlayHint`. The times are when the event first happens in the model today
+/// (`loglab run --preset P --until T`), for choosing the speed; they are not asserted.
+const PLAY: &[(&str, u64, &str, &str)] = &[
+    ("fsync-heavy", 10 * NS_PER_US, "checkpoints", "the first checkpoint written to the log (0.7 ms)"),
+    ("fsmark-create", NS_PER_MS, "checkpoints", "the first CIL push: a checkpoint of thousands of creates (82 ms)"),
+    ("sync-append", 100 * NS_PER_US, "checkpoints", "the first checkpoint, forced by an fsync (19 ms)"),
+    ("seed-log-size", 100 * NS_PER_US, "grant_head_waits", "the first reservation asleep on the grant head (7 ms)"),
+    ("fsmark-create-32k", NS_PER_MS, "checkpoints", "the first checkpoint (82 ms)"),
+    ("fsmark-create-256k", NS_PER_MS, "checkpoints", "the first checkpoint (82 ms)"),
+    (
+        "fsmark-64way-256k",
+        NS_PER_MS,
+        "cil_throttle_waits",
+        "the first writer caught by the CIL's hard throttle (106 ms)",
+    ),
+    ("cil-throttle-32mb", NS_PER_MS, "cil_throttle_waits", "the first writer asleep on xc_push_wait (53 ms)"),
+    ("cil-throttle-64mb", NS_PER_MS, "cil_throttle_waits", "the first writer asleep on xc_push_wait (53 ms)"),
+    ("cil-throttle-rhythm", NS_PER_MS, "checkpoints", "the first checkpoint, pushed while the creates go on (146 ms)"),
+    (
+        "btree-relog",
+        10 * NS_PER_US,
+        "shadow_allocations",
+        "the first shadow buffer allocated for a relogged btree block",
+    ),
+    ("dir-remove", 10 * NS_PER_US, "shadow_allocations", "the first shadow buffer of a shrinking attribute fork"),
+    ("rt-alloc-fragmented", 10 * NS_PER_US, "rsum_reads", "the first realtime summary block read"),
+    ("small-crash", 10 * NS_PER_US, "checkpoints", "the first checkpoint (0.6 ms)"),
+    (
+        "series-v1-flush-race",
+        NS_PER_MS,
+        "log_overwrites_unflushed",
+        "Brian's race: a log write over metadata still in the cache (36 ms)",
+    ),
+    ("series-v1-external-log", 10 * NS_PER_US, "checkpoints", "the first commit record on the external log (0.7 ms)"),
+    (
+        "throttle-v5.9-hang",
+        100 * NS_PER_MS,
+        "cil_throttle_waits",
+        "the creators caught by the throttle (3 ms); by about 7 s they stay asleep for good",
+    ),
+    (
+        "unit-res-1x-overrun",
+        100 * NS_PER_MS,
+        "reservation_overruns",
+        "a transaction logging more than it reserved (4.8 s)",
+    ),
+    (
+        "tail-update-unflushed",
+        NS_PER_MS,
+        "commit_iclogs_tail_uncovered",
+        "a commit iclog whose tail its flush did not cover (44 ms)",
+    ),
+    (
+        "force-without-flush",
+        100 * NS_PER_US,
+        "fsync_flushes_skipped",
+        "an fsync acknowledged without a data-device flush (3 ms)",
+    ),
+    (
+        "wait-future-iclog",
+        NS_PER_MS,
+        "cil_throttle_waits",
+        "the writers throttled (7 ms); by 50 ms a push waits on a newer iclog and nothing moves",
+    ),
+    (
+        "unordered-start-records",
+        10 * NS_PER_MS,
+        "start_records_unordered",
+        "two start records written out of order (203 ms)",
+    ),
+];
 
 pub static PRESETS: &[Preset] = &[
     Preset {
@@ -473,4 +562,18 @@ pub fn find_preset_entry(name: &str) -> Result<&'static Preset, String> {
         let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
         format!("unknown preset '{name}' (available: {})", names.join(", "))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_has_a_play_hint_at_a_speed_of_play() {
+        for p in PRESETS {
+            assert!(PLAY.iter().any(|h| h.0 == p.name), "{} has no PlayHint", p.name);
+            assert!(crate::url::SPEEDS.contains(&p.play().speed_ns), "{}", p.name);
+        }
+        assert_eq!(PLAY.len(), PRESETS.len());
+    }
 }
