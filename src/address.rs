@@ -35,6 +35,9 @@ pub struct LinkKeys {
     pub compare: Vec<(String, String)>,
     /// `embed=1`: the chosen panels without the editor, for an iframe in a course page.
     pub embed: bool,
+    /// The lesson the link opens (`lesson=`), and the lessons the student passed (`done=`).
+    pub lesson: Option<String>,
+    pub done: Vec<String>,
 }
 
 impl Default for Opened {
@@ -54,6 +57,20 @@ impl Opened {
 pub fn open(search: &str) -> Opened {
     if search.trim_start_matches('?').is_empty() {
         return Opened::default_scenario(None);
+    }
+    // `?lesson=ID` alone (or with `seed=` and `done=`) opens the lesson's own link for that seed.
+    if let Ok(d) = url::decode(search) {
+        if let (Some(id), None) = (d.extra("lesson"), d.preset.as_ref()) {
+            return match loglab_lessons::find(id).and_then(|l| l.link(d.scenario.seed)) {
+                Ok(q) => {
+                    let done = d.extra("done").map(|v| format!("&done={v}")).unwrap_or_default();
+                    open(&format!("{q}{done}"))
+                }
+                Err(e) => Opened::default_scenario(Some(format!(
+                    "This link could not be opened ({e}); showing the default scenario."
+                ))),
+            };
+        }
     }
     let decoded = match url::decode(search) {
         Ok(d) => d,
@@ -86,6 +103,11 @@ pub fn open(search: &str) -> Opened {
         speed: decoded.speed(),
         compare: decoded.compare().into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         embed: decoded.embed(),
+        lesson: decoded.extra("lesson").map(str::to_string),
+        done: decoded
+            .extra("done")
+            .map(|v| v.split(',').filter(|x| !x.is_empty()).map(str::to_string).collect())
+            .unwrap_or_default(),
     };
     Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None, crash, link }
 }

@@ -20,10 +20,30 @@ mod sweep_job;
 mod workers;
 
 use components::{
-    ail::AilPanel, cil::CilPanel, compare::ComparePanel, controls::Controls, copylink::CopyLink, crash::CrashPanel,
-    devices::DevicesPanel, exports::ExportsPanel, help::Help, logbar::LogBar, picker::Picker, plots::Plots,
-    ring::IclogRing, rsum::RsumPanel, settings::Settings, sizing::SizingPanel, stats::Stats, sweep::SweepPanel,
-    tasks::TasksPanel, timeline::Timeline, trace::TracePanel, watches::Watches, whatif::WhatIf,
+    ail::AilPanel,
+    cil::CilPanel,
+    compare::ComparePanel,
+    controls::Controls,
+    copylink::CopyLink,
+    crash::CrashPanel,
+    devices::DevicesPanel,
+    exports::ExportsPanel,
+    help::Help,
+    lesson::{LessonCard, LessonList},
+    logbar::LogBar,
+    picker::Picker,
+    plots::Plots,
+    ring::IclogRing,
+    rsum::RsumPanel,
+    settings::Settings,
+    sizing::SizingPanel,
+    stats::Stats,
+    sweep::SweepPanel,
+    tasks::TasksPanel,
+    timeline::Timeline,
+    trace::TracePanel,
+    watches::Watches,
+    whatif::WhatIf,
 };
 use driver::{use_lab, Lab};
 use state::{LabState, Panel};
@@ -118,6 +138,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     }
                 </div>
             }
+            if !embed { <LessonCard /> }
             <div class="sr-live" aria-live="polite" data-testid="narration">
                 { if lab.state.playing && lab.state.speed_ns > 100 * xlog::NS_PER_US { String::new() } else { frame.narration.join("; ") } }
             </div>
@@ -139,6 +160,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                         <WhatIf />
                         { components::panels::panel_picker(&lab) }
                         <CopyLink />
+                        <LessonList />
                         <p class="keys">
                             <button class="small secondary" data-testid="help-open" onclick={let lab = lab.clone(); Callback::from(move |_: MouseEvent| lab.toggle_help())}>
                                 { "Keyboard shortcuts" }</button>

@@ -9,6 +9,7 @@ pub mod crash;
 pub mod devices;
 pub mod exports;
 pub mod help;
+pub mod lesson;
 pub mod logbar;
 pub mod panels;
 pub mod picker;

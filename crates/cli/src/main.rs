@@ -5,6 +5,7 @@ mod bench;
 mod crash_cmd;
 mod export_cmd;
 mod kernel;
+mod lessons_cmd;
 mod merge_cmd;
 mod progress;
 mod recover_cmd;
@@ -124,6 +125,11 @@ enum Cmd {
         after_help = "Examples:\n  loglab export-image --image xfs.img --preset fsync-heavy && loglab recover --image xfs.img\n  loglab recover --image crashed.img --json\n\nExit status: 0 recovered (or clean), 1 the log is damaged beyond what recovery walks, 2 bad arguments or not an XFS image."
     )]
     Recover(recover_cmd::RecoverArgs),
+    /// The lab's lessons: list them, or solve or check one for a student's seed.
+    #[command(
+        after_help = "Examples:\n  loglab lessons\n  loglab lessons --json\n  loglab lessons solve bigger-log --seed 7\n  loglab lessons check throttle-hang fixed"
+    )]
+    Lessons(lessons_cmd::LessonsArgs),
     /// Combine the JSON of `crash --shard K/N` or `sweep --shard K/N` runs into the whole run's `--json`.
     #[command(
         after_help = "Example (four processes, here or on four machines; see docs/scale.md):\n  for k in 1 2 3 4; do loglab crash --preset fsmark-create --crash-points 400 --shard $k/4 > shard-$k.json & done; wait\n  loglab merge shard-*.json > report.json"
@@ -382,6 +388,7 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
         }
         Cmd::Crash(a) => crash_cmd::run(&a),
         Cmd::Merge(a) => merge_cmd::run(&a),
+        Cmd::Lessons(a) => lessons_cmd::run(&a),
         Cmd::Size(a) => size_cmd::run(&a),
         Cmd::Url { cmd } => match cmd {
             UrlCmd::Encode { file, preset, set, fixed, at, keys, stamp } => {

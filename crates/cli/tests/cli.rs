@@ -322,3 +322,30 @@ fn a_stamped_link_is_checked_against_the_model_and_bad_links_are_named() {
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(err.contains("bytes long (at most 8192)") && err.len() < 200, "{err}");
 }
+
+#[test]
+fn lessons_list_and_judge_answers_with_the_model() {
+    let list = json(&["lessons", "--json"]);
+    let list = list.as_array().unwrap();
+    assert!(list.len() >= 14);
+    for l in list {
+        assert!(l["link"].as_str().unwrap().contains("lesson="), "{l}");
+    }
+    // The model's answer for seed 3 is judged right, a far-off one wrong.
+    let out = loglab()
+        .args(["lessons", "solve", "throttle-32-64", "--seed", "3"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let right = String::from_utf8(out).unwrap().trim().to_string();
+    let v = json(&["lessons", "check", "throttle-32-64", &right, "--seed", "3", "--json"]);
+    assert_eq!(v["correct"], true, "{v}");
+    let wrong = (right.parse::<f64>().unwrap() * 3.0 + 100.0).to_string();
+    let v = json(&["lessons", "check", "throttle-32-64", &wrong, "--seed", "3", "--json"]);
+    assert_eq!(v["correct"], false, "{v}");
+    let o = loglab().args(["lessons", "check", "no-such", "1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8(o.stderr).unwrap().contains("unknown lesson 'no-such'"));
+}

@@ -13,7 +13,8 @@ use crate::units::{format_duration, parse_duration, Ns, NS_PER_MS, NS_PER_US};
 
 /// The link schema this model writes. 1: the scenario keys, `preset`, `at` and the crash
 /// keys (a link without `v` is version 1). 2: adds `v`, `m`, `h`, `panels`, `cmp`, `lesson`,
-/// `step`, `speed` and `embed`; a version 1 link reads the same under it.
+/// `step`, `speed`, `embed` and `done` (the lessons a student passed); a version 1 link reads
+/// the same under it.
 pub const LINK_VERSION: u32 = 2;
 
 /// The longest link read (a browser keeps longer ones, but no scenario needs them).
@@ -38,6 +39,7 @@ pub const EXTRA_KEYS: &[&str] = &[
     "step",
     "speed",
     "embed",
+    "done",
 ];
 
 /// The lab's panels as links name them (`panels=ring,cil,tasks`).
@@ -61,7 +63,7 @@ fn shown(v: &str) -> String {
 /// The longest value each key takes.
 fn value_max(key: &str) -> usize {
     match key {
-        "panels" => 256,
+        "panels" | "done" => 256,
         "cmp" => 1024,
         "h" => 16,
         _ => 64,
@@ -197,6 +199,8 @@ fn check_extra(k: &str, v: &str, s: &Scenario) -> Result<(), String> {
         }
         "lesson" => (v.is_empty() || !v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
             .then(|| format!("url: lesson: '{}' is not a lesson id (lowercase letters, digits and -)", shown(v))),
+        "done" => (!v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b','))
+            .then(|| format!("url: done: '{}' is not a list of lesson ids", shown(v))),
         "panels" => v
             .split(',')
             .find(|p| !p.is_empty() && !PANELS.contains(p))
