@@ -38,6 +38,9 @@ pub struct LinkKeys {
     /// The lesson the link opens (`lesson=`), and the lessons the student passed (`done=`).
     pub lesson: Option<String>,
     pub done: Vec<String>,
+    /// An assignment (`assign=` lessons, `seeds=LO-HI`), and the teacher's page (`teacher=1`).
+    pub assign: Option<(String, String)>,
+    pub teacher: bool,
 }
 
 impl Default for Opened {
@@ -104,11 +107,19 @@ pub fn open(search: &str) -> Opened {
         compare: decoded.compare().into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         embed: decoded.embed(),
         lesson: decoded.extra("lesson").map(str::to_string),
+        assign: decoded.extra("assign").map(|a| (a.to_string(), decoded.extra("seeds").unwrap_or("1-100").to_string())),
+        teacher: decoded.extra("teacher") == Some("1"),
         done: decoded
             .extra("done")
             .map(|v| v.split(',').filter(|x| !x.is_empty()).map(str::to_string).collect())
             .unwrap_or_default(),
     };
+    // A teacher's page or an assignment names no scenario: the lab under it opens the default preset.
+    if decoded.preset.is_none() && (link.teacher || link.assign.is_some()) && decoded.scenario == Scenario::default() {
+        let mut o = Opened::default_scenario(None);
+        o.link = link;
+        return o;
+    }
     Opened { preset: decoded.preset.unwrap_or_default(), scenario: decoded.scenario, at, error: None, crash, link }
 }
 

@@ -40,6 +40,7 @@ use components::{
     stats::Stats,
     sweep::SweepPanel,
     tasks::TasksPanel,
+    teacher::{AssignmentPanel, TeacherPanel},
     timeline::Timeline,
     trace::TracePanel,
     watches::Watches,
@@ -138,7 +139,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     }
                 </div>
             }
-            if !embed { <LessonCard /> }
+            if !embed { <TeacherPanel /> <AssignmentPanel /> <LessonCard /> }
             <div class="sr-live" aria-live="polite" data-testid="narration">
                 { if lab.state.playing && lab.state.speed_ns > 100 * xlog::NS_PER_US { String::new() } else { frame.narration.join("; ") } }
             </div>

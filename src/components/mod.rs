@@ -21,6 +21,7 @@ pub mod sizing;
 pub mod stats;
 pub mod sweep;
 pub mod tasks;
+pub mod teacher;
 pub mod timeline;
 pub mod trace;
 pub mod watches;

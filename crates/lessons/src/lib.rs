@@ -4,6 +4,9 @@
 //! the seed in the link (the scenario's `seed`, which also seeds the run): different numbers,
 //! the same idea. The CLI (`loglab lessons`) and the lab share this crate.
 
+mod class;
+
+pub use class::{class_table, Assignment, Cell, ClassTable, ResultCode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use xlog::{Ns, Scenario, Sim};

@@ -40,6 +40,9 @@ pub const EXTRA_KEYS: &[&str] = &[
     "speed",
     "embed",
     "done",
+    "assign",
+    "seeds",
+    "teacher",
 ];
 
 /// The lab's panels as links name them (`panels=ring,cil,tasks`).
@@ -63,7 +66,7 @@ fn shown(v: &str) -> String {
 /// The longest value each key takes.
 fn value_max(key: &str) -> usize {
     match key {
-        "panels" | "done" => 256,
+        "panels" | "done" | "assign" => 256,
         "cmp" => 1024,
         "h" => 16,
         _ => 64,
@@ -199,6 +202,13 @@ fn check_extra(k: &str, v: &str, s: &Scenario) -> Result<(), String> {
         }
         "lesson" => (v.is_empty() || !v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
             .then(|| format!("url: lesson: '{}' is not a lesson id (lowercase letters, digits and -)", shown(v))),
+        "assign" => (!v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b','))
+            .then(|| format!("url: assign: '{}' is not a list of lesson ids", shown(v))),
+        "seeds" => {
+            let ok = v.split_once('-').is_some_and(|(a, b)| matches!((a.parse::<u64>(), b.parse::<u64>()), (Ok(a), Ok(b)) if a <= b));
+            (!ok).then(|| format!("url: seeds: '{}' is not LO-HI (two whole numbers, LO <= HI)", shown(v)))
+        }
+        "teacher" => (v != "0" && v != "1").then(|| format!("url: teacher: '{}' is not 0 or 1", shown(v))),
         "done" => (!v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b','))
             .then(|| format!("url: done: '{}' is not a list of lesson ids", shown(v))),
         "panels" => v
