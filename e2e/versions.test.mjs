@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serveDist, openBrowser, nativeRun } from './harness.mjs';
+import { serveDist, openBrowser, nativeRun, loglab } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 let server, browser;
@@ -112,5 +112,21 @@ test('bad links each say what is wrong, and the default scenario opens', async (
     assert.match(msg, needle, query.slice(0, 80));
     assert.ok(msg.length < 700, `the message does not echo the link whole (${msg.length} characters)`);
     assert.equal(lab.preset, 'fsync-heavy', 'the default scenario opens');
+  }
+});
+
+test('every preset link round-trips: Copy link reopens it on the same moment and hash', async () => {
+  const { page } = browser;
+  const presets = JSON.parse(loglab(['presets', '--json'])).map((p) => p.name);
+  assert.ok(presets.length >= 20);
+  for (const name of presets) {
+    const lab = await open(page, `?preset=${name}&at=1ms`);
+    await page.click('[data-testid="copy-link"]');
+    const link = new URL(await page.inputValue('[data-testid="copied-link"]'));
+    assert.equal(link.searchParams.get('preset'), name);
+    assert.equal(link.searchParams.get('h'), lab.traceHash, name);
+    const again = await open(page, link.search);
+    assert.equal(again.traceHash, lab.traceHash, name);
+    assert.equal(await page.locator('[data-testid="model-changed"]').count(), 0, name);
   }
 });
