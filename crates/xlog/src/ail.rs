@@ -1,6 +1,6 @@
 //! The Active Item List: committed items ordered by LSN, the log tail, and xfsaild's target.
 
-use crate::units::Lsn;
+use crate::units::{Lsn, Ns};
 use std::collections::VecDeque;
 
 /// The AIL as a sorted deque with lazy deletion, where the kernel keeps a list: items enter
@@ -23,6 +23,128 @@ pub struct Ail {
     pub pushes: u64,
     /// `ail_last_pushed_lsn`: where xfsaild's next pass resumes (zero: the AIL's start).
     pub last_pushed: Lsn,
+}
+
+/// xfsaild's own state, in the kernel the task fields of `struct xfs_ail` beside its list:
+/// when its next pass runs, the pass under way, and the two requests it takes at a pass
+/// (`ail_log_flush`, `XFS_AIL_OPSTATE_PUSH_ALL`). Changed only through these methods.
+#[derive(Clone, Debug)]
+pub struct Xfsaild {
+    /// Asleep until woken (no pass scheduled).
+    idle: bool,
+    /// When the next pass runs (`Ns::MAX`: idle); an earlier wakeup makes it stale.
+    next_pass: Ns,
+    /// Until when xfsaild is on its CPU writing back what its last pass took on: a wakeup
+    /// cannot cut that short, only the sleep after it.
+    busy_until: Ns,
+    /// A wakeup came during the last pass and was lost (cleared by the next pass).
+    wake_lost: bool,
+    /// `ail_log_flush`: pinned items were met since the last traversal began.
+    log_flush: bool,
+    /// `XFS_AIL_OPSTATE_PUSH_ALL` (6.11+): the next pass targets the AIL's newest item.
+    push_all: bool,
+}
+
+impl Default for Xfsaild {
+    fn default() -> Self {
+        Xfsaild { idle: true, next_pass: Ns::MAX, busy_until: 0, wake_lost: false, log_flush: false, push_all: false }
+    }
+}
+
+/// What `wake_up_process(ailp->ail_task)` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AildWake {
+    /// xfsaild was running a pass (TASK_RUNNING): the wakeup is lost.
+    Lost,
+    /// A pass is now due at this instant.
+    PassAt(Ns),
+    /// A pass was already due by then (or, under `backoff`, xfsaild is not idle).
+    Nothing,
+}
+
+impl Xfsaild {
+    /// `wake_up_process`: ends xfsaild's sleep at `now`, unless it is mid-pass (every kernel
+    /// loses that wakeup: `xfsaild()` sets its sleep state only after the pass). Under the
+    /// lab's earlier `backoff` pass only an idle xfsaild is woken.
+    pub fn wake_up_process(&mut self, now: Ns, backoff: bool) -> AildWake {
+        if now < self.busy_until {
+            self.wake_lost = true;
+            return AildWake::Lost;
+        }
+        if self.next_pass > now && (!backoff || self.idle) {
+            self.idle = false;
+            self.next_pass = now;
+            return AildWake::PassAt(now);
+        }
+        AildWake::Nothing
+    }
+
+    /// Whether a pass scheduled for `now` is still the one due (not made stale by an
+    /// earlier wakeup); starting it clears a lost wakeup.
+    pub fn xfsaild_begin_pass(&mut self, now: Ns) -> bool {
+        if now != self.next_pass {
+            return false;
+        }
+        self.wake_lost = false;
+        true
+    }
+
+    /// The pass met a pinned item: the next traversal from the AIL's start forces the log.
+    pub fn set_log_flush(&mut self) {
+        self.log_flush = true;
+    }
+
+    /// `ail_log_flush`, taken (and cleared) when a traversal from the start acts on it.
+    pub fn take_log_flush(&mut self) -> bool {
+        std::mem::take(&mut self.log_flush)
+    }
+
+    pub fn log_flush(&self) -> bool {
+        self.log_flush
+    }
+
+    /// `test_and_set_bit(XFS_AIL_OPSTATE_PUSH_ALL)`: true when this request set it.
+    pub fn request_push_all(&mut self) -> bool {
+        !std::mem::replace(&mut self.push_all, true)
+    }
+
+    /// `test_and_clear_bit(XFS_AIL_OPSTATE_PUSH_ALL)` at the start of a pass.
+    pub fn take_push_all(&mut self) -> bool {
+        std::mem::take(&mut self.push_all)
+    }
+
+    /// The pass keeps xfsaild on its CPU until `until`.
+    pub fn set_busy_until(&mut self, until: Ns) {
+        self.busy_until = until;
+    }
+
+    /// Sleeps until woken (`schedule()` with nothing to do).
+    pub fn sleep_until_woken(&mut self) {
+        self.idle = true;
+        self.next_pass = Ns::MAX;
+    }
+
+    /// Sleeps the pass's timeout: the next pass runs at `at` (returned, to schedule).
+    pub fn sleep_until(&mut self, at: Ns) -> Ns {
+        self.next_pass = at;
+        at
+    }
+
+    pub fn idle(&self) -> bool {
+        self.idle
+    }
+    pub fn next_pass(&self) -> Ns {
+        self.next_pass
+    }
+    pub fn busy_until(&self) -> Ns {
+        self.busy_until
+    }
+    pub fn wake_lost(&self) -> bool {
+        self.wake_lost
+    }
+    pub fn push_all(&self) -> bool {
+        self.push_all
+    }
 }
 
 /// What `xfs_trans_ail_update` did with an item.

@@ -11,7 +11,7 @@ use crate::iclog::{XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::item_bb;
 use crate::scenario::{AilPush, Xfsaild};
 use crate::trace::TraceKind;
-use crate::units::{Lsn, Ns, BBSIZE, NS_PER_MS};
+use crate::units::{Lsn, BBSIZE, NS_PER_MS};
 use rand_core::RngCore;
 
 /// Inodes in one inode cluster buffer (`xfs_iflush_cluster`): 16 KiB of 512-byte inodes.
@@ -33,11 +33,10 @@ impl Sim {
     /// cluster), count the pinned ones as stuck; stop after about 1000, and go round again at
     /// once while there is more to do.
     pub(super) fn xfsaild_push(&mut self) {
-        if self.now != self.aild_at {
+        if !self.aild.xfsaild_begin_pass(self.now) {
             return; // woken early by a new target: this wakeup is stale
         }
         self.counters.xfsaild_passes += 1;
-        self.aild_wake_lost = false;
         if self.scenario.ail_push == AilPush::Upstream {
             self.xfs_ail_calc_push_target();
         }
@@ -46,8 +45,8 @@ impl Sim {
         }
         // Pinned items seen since the last traversal began: a background CIL push (async
         // since 5.15) before a new traversal from the AIL's start unpins them soon.
-        if self.ail_log_flush && self.ail.last_pushed == Lsn::ZERO && self.ail.min_lsn().is_some() {
-            self.ail_log_flush = false;
+        if self.aild.log_flush() && self.ail.last_pushed == Lsn::ZERO && self.ail.min_lsn().is_some() {
+            self.aild.take_log_flush();
             self.counters.xfsaild_log_forces += 1;
             self.xfs_log_force_async(TASK_XFSAILD);
         }
@@ -81,7 +80,7 @@ impl Sim {
                 count += 1;
                 if item.pinned > 0 {
                     stuck += 1;
-                    self.ail_log_flush = true;
+                    self.aild.set_log_flush();
                     self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind.is_inode(), lsn });
                 } else {
                     let inode = item.kind.is_inode();
@@ -95,15 +94,14 @@ impl Sim {
                 }
             }
         }
-        self.aild_busy_until = self.now + written * AILD_NS_PER_ITEM;
+        self.aild.set_busy_until(self.now + written * AILD_NS_PER_ITEM);
         let wait = if count == 0 || reached {
             self.ail.last_pushed = Lsn::ZERO;
             let all_written = (from_start && reached)
                 || self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some());
             if stuck == 0 && all_written && !self.aild_polls() {
                 // Nothing left at or below the target: sleep until a new one.
-                self.aild_idle = true;
-                self.aild_at = Ns::MAX;
+                self.aild.sleep_until_woken();
                 return;
             }
             AILD_DONE_MS * NS_PER_MS
@@ -113,8 +111,8 @@ impl Sim {
         } else {
             0
         };
-        self.aild_at = self.now + wait.max(written * AILD_NS_PER_ITEM).max(1);
-        self.schedule(self.aild_at, Event::Aild);
+        let at = self.aild.sleep_until(self.now + wait.max(written * AILD_NS_PER_ITEM).max(1));
+        self.schedule(at, Event::Aild);
     }
 
     /// `xfsaild=backoff`, the lab's earlier pass (the bug zoo is built on it): the first 1000
@@ -154,13 +152,12 @@ impl Sim {
             && self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some())
             && !self.aild_polls()
         {
-            self.aild_idle = true;
-            self.aild_at = Ns::MAX;
+            self.aild.sleep_until_woken();
             return;
         }
         let sleep = if stuck * 10 > 9 * batch.len() as u32 { 20 } else { 10 };
-        self.aild_at = self.now + sleep * NS_PER_MS;
-        self.schedule(self.aild_at, Event::Aild);
+        let at = self.aild.sleep_until(self.now + sleep * NS_PER_MS);
+        self.schedule(at, Event::Aild);
     }
 
     /// 6.11+: xfsaild sets its own target at the start of each pass. A push-all request
@@ -168,11 +165,7 @@ impl Sim {
     /// quarter of the physical log free, and an existing higher target stands.
     fn xfs_ail_calc_push_target(&mut self) {
         let (Some(min), Some(max)) = (self.ail.min_lsn(), self.ail.max_lsn()) else { return };
-        let target = if std::mem::take(&mut self.ail_push_all) {
-            Some(max)
-        } else {
-            xfs_ail_calc_push_target(&self.geo, min, max)
-        };
+        let target = if self.aild.take_push_all() { Some(max) } else { xfs_ail_calc_push_target(&self.geo, min, max) };
         if let Some(t) = target {
             self.ail.push(t);
         }
@@ -200,7 +193,7 @@ impl Sim {
             // wakes xfsaild. One made while xfsaild runs stays pending for its next pass and
             // does not cut short the sleep after this one.
             AilPush::Upstream => {
-                if !std::mem::replace(&mut self.ail_push_all, true) {
+                if self.aild.request_push_all() {
                     self.wake_aild();
                 }
             }
@@ -307,6 +300,7 @@ impl Sim {
 mod tests {
     use super::*;
     use crate::presets::find;
+    use crate::units::Ns;
 
     /// A target raised while xfsaild runs a pass does not wake it (the wakeup finds it
     /// TASK_RUNNING); xfsaild sleeps the pass's timeout. Raised after the pass, it wakes it.
@@ -314,10 +308,13 @@ mod tests {
     fn a_wakeup_during_a_pass_is_lost_and_one_after_it_lands() {
         let mut sim = Sim::new(&find("cil-throttle-32mb").unwrap()).unwrap();
         // Just after a pass that wrote items and then sleeps past its own end.
-        while sim.now >= sim.aild_busy_until || sim.aild_at == Ns::MAX || sim.aild_at <= sim.aild_busy_until {
+        while sim.now >= sim.aild.busy_until()
+            || sim.aild.next_pass() == Ns::MAX
+            || sim.aild.next_pass() <= sim.aild.busy_until()
+        {
             sim.step().expect("xfsaild writes something back within the run");
         }
-        let (pass_end, next_pass) = (sim.aild_busy_until, sim.aild_at);
+        let (pass_end, next_pass) = (sim.aild.busy_until(), sim.aild.next_pass());
         let raise = |sim: &mut Sim| {
             let max = sim.ail.max_lsn().unwrap();
             sim.ail.target = Lsn::ZERO;
@@ -325,10 +322,10 @@ mod tests {
             sim.wake_aild();
         };
         raise(&mut sim);
-        assert_eq!(sim.aild_at, next_pass, "woken during the pass at {} (it ends at {pass_end})", sim.now);
+        assert_eq!(sim.aild.next_pass(), next_pass, "woken during the pass at {} (it ends at {pass_end})", sim.now);
         sim.now = pass_end;
         raise(&mut sim);
-        assert_eq!(sim.aild_at, pass_end, "a raise after the pass wakes xfsaild");
+        assert_eq!(sim.aild.next_pass(), pass_end, "a raise after the pass wakes xfsaild");
     }
 
     /// The AIL view says when a wakeup was lost, and the next pass, after xfsaild's sleep,
@@ -343,9 +340,9 @@ mod tests {
             let v = sim.ail_view();
             match lost_at {
                 // One that makes the new target wait out a sleep after the pass.
-                None if v.wake_lost && sim.aild_at > sim.aild_busy_until + 10 * NS_PER_MS => {
+                None if v.wake_lost && sim.aild.next_pass() > sim.aild.busy_until() + 10 * NS_PER_MS => {
                     assert!(v.next_pass_in_ns.is_some_and(|n| n > v.busy_ns), "{v:?}");
-                    lost_at = Some((sim.now, sim.aild_busy_until, sim.metrics().xfsaild_passes));
+                    lost_at = Some((sim.now, sim.aild.busy_until(), sim.metrics().xfsaild_passes));
                 }
                 Some((_, _, passes)) if sim.metrics().xfsaild_passes > passes => {
                     assert!(!v.wake_lost, "a pass takes the new target");

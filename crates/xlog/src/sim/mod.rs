@@ -29,7 +29,7 @@ mod why;
 mod workload;
 mod writer;
 
-use crate::ail::Ail;
+use crate::ail::{Ail, AildWake, Xfsaild};
 use crate::cil::{Cil, ItemKind};
 use crate::device::{Device, ReqFlags};
 use crate::geometry::Geometry;
@@ -100,18 +100,7 @@ pub struct Sim {
     log: Xlog,
     cil: Cil,
     ail: Ail,
-    aild_idle: bool,
-    /// When xfsaild's next pass runs (`Ns::MAX`: idle); an earlier wakeup makes it stale.
-    aild_at: Ns,
-    /// Until when xfsaild is on its CPU writing back what its last pass took on: a wakeup
-    /// cannot cut that short, only the sleep after it.
-    aild_busy_until: Ns,
-    /// A wakeup came during xfsaild's last pass and was lost (cleared by the next pass).
-    aild_wake_lost: bool,
-    /// `ail_log_flush`: xfsaild met pinned items since its last traversal began.
-    ail_log_flush: bool,
-    /// `XFS_AIL_OPSTATE_PUSH_ALL` (6.11+): the next pass targets the AIL's newest item.
-    ail_push_all: bool,
+    aild: Xfsaild,
     /// The log device first; an external log's data device second.
     devs: Vec<Device>,
     log_start: u64,
@@ -229,12 +218,7 @@ impl Sim {
             log: Xlog::new(geo),
             cil,
             ail: Ail::default(),
-            aild_idle: true,
-            aild_at: Ns::MAX,
-            aild_busy_until: 0,
-            aild_wake_lost: false,
-            ail_log_flush: false,
-            ail_push_all: false,
+            aild: Xfsaild::default(),
             devs,
             log_start,
             data_dev,
@@ -306,16 +290,10 @@ impl Sim {
         // While xfsaild runs a pass (TASK_RUNNING) the wakeup is lost: `xfsaild()` sets its
         // sleep state only after the pass and then sleeps the pass's timeout in full. The new
         // target (or push-all request) waits for the pass after that. Every kernel does this.
-        if self.now < self.aild_busy_until {
-            self.aild_wake_lost = true;
-            self.counters.xfsaild_wakeups_lost += 1;
-            return;
-        }
-        let at = self.now;
-        if self.aild_at > at && (!backoff || self.aild_idle) {
-            self.aild_idle = false;
-            self.aild_at = at;
-            self.schedule(at, Event::Aild);
+        match self.aild.wake_up_process(self.now, backoff) {
+            AildWake::Lost => self.counters.xfsaild_wakeups_lost += 1,
+            AildWake::PassAt(at) => self.schedule(at, Event::Aild),
+            AildWake::Nothing => {}
         }
     }
 

@@ -455,18 +455,18 @@ impl Sim {
             tail_lsn: self.ail.min_lsn(),
             head_lsn: self.ail.max_lsn(),
             target: self.ail.target,
-            xfsaild_idle: self.aild_idle,
+            xfsaild_idle: self.aild.idle(),
             xfsaild: self.scenario.xfsaild,
             ail_push: self.scenario.ail_push,
             span_permille: match (self.ail.min_lsn(), self.ail.max_lsn()) {
                 (Some(min), Some(max)) => (xlog_lsn_sub(&self.geo, max, min) * 1000 / self.geo.log_bytes as u64) as u32,
                 _ => 0,
             },
-            push_all: self.ail_push_all,
-            busy_ns: self.aild_busy_until.saturating_sub(self.now),
-            next_pass_in_ns: (!self.aild_idle && self.aild_at != Ns::MAX)
-                .then(|| self.aild_at.saturating_sub(self.now)),
-            wake_lost: self.aild_wake_lost,
+            push_all: self.aild.push_all(),
+            busy_ns: self.aild.busy_until().saturating_sub(self.now),
+            next_pass_in_ns: (!self.aild.idle() && self.aild.next_pass() != Ns::MAX)
+                .then(|| self.aild.next_pass().saturating_sub(self.now)),
+            wake_lost: self.aild.wake_lost(),
             written_items: self.counters.metadata_writebacks,
             writes: self.counters.metadata_writes,
             oldest: self
@@ -485,7 +485,7 @@ impl Sim {
         TasksView {
             writers: self.writers.iter().map(|w| w.state).collect(),
             pushers: self.pushers.iter().map(|p| p.state).collect(),
-            xfsaild_idle: self.aild_idle,
+            xfsaild_idle: self.aild.idle(),
         }
     }
 }
