@@ -226,20 +226,21 @@ fn the_cluster_scripts_run_each_shard_from_the_schedulers_index() {
         assert!(dir.join("shard-2.ckpt").exists(), "a crash shard keeps a checkpoint");
         out(&[&["merge"][..], &files.iter().map(String::as_str).collect::<Vec<_>>()].concat())
     };
+    // A deploy/ script as a scheduler runs it: its environment, loglab from this build.
+    let script = |path: &str, args: &[&str], env: &[(&str, String)], out: &Path| {
+        let mut c = Command::new(root.join(path));
+        c.args(args).env("LOGLAB_OUT", out).env("LOGLAB_BIN", &bin).stdout(Stdio::null()).stderr(Stdio::null());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        assert!(c.status().unwrap().success(), "{path} {env:?}");
+    };
     // Kubernetes: JOB_COMPLETION_INDEX from 0.
     let k8s = tempdir("k8s");
+    let args: Vec<&str> = exploration.iter().copied().chain(["--no-timing"]).collect();
     for index in 0..3 {
-        let st = Command::new(root.join("deploy/shard.sh"))
-            .args(exploration)
-            .arg("--no-timing")
-            .env("JOB_COMPLETION_INDEX", index.to_string())
-            .env("LOGLAB_SHARDS", "3")
-            .env("LOGLAB_OUT", &k8s)
-            .env("LOGLAB_BIN", &bin)
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(st.success());
+        let env = [("JOB_COMPLETION_INDEX", index.to_string()), ("LOGLAB_SHARDS", "3".into())];
+        script("deploy/shard.sh", &args, &env, &k8s);
     }
     assert_eq!(merged(&k8s), whole);
     // The manifest runs that script with the index the Job sets.
@@ -250,40 +251,22 @@ fn the_cluster_scripts_run_each_shard_from_the_schedulers_index() {
     // Slurm: the array script, SLURM_ARRAY_TASK_ID from the array's first index.
     let slurm = tempdir("slurm");
     for task in 4..7 {
-        let st = Command::new(root.join("deploy/slurm/crash-array.sbatch"))
-            .env("SLURM_ARRAY_TASK_ID", task.to_string())
-            .env("SLURM_ARRAY_TASK_MIN", "4")
-            .env("SLURM_ARRAY_TASK_COUNT", "3")
-            .env("SLURM_SUBMIT_DIR", &root)
-            .env("SLURM_CPUS_PER_TASK", "1")
-            .env("LOGLAB_EXPLORATION", [&exploration[..], &["--no-timing"]].concat().join(" "))
-            .env("LOGLAB_OUT", &slurm)
-            .env("LOGLAB_BIN", &bin)
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(st.success());
+        let env = [
+            ("SLURM_ARRAY_TASK_ID", task.to_string()),
+            ("SLURM_ARRAY_TASK_MIN", "4".into()),
+            ("SLURM_ARRAY_TASK_COUNT", "3".into()),
+            ("SLURM_SUBMIT_DIR", root.display().to_string()),
+            ("SLURM_CPUS_PER_TASK", "1".into()),
+            ("LOGLAB_EXPLORATION", args.join(" ")),
+        ];
+        script("deploy/slurm/crash-array.sbatch", &[], &env, &slurm);
     }
     assert_eq!(merged(&slurm), whole);
-    let st = Command::new(root.join("deploy/slurm/merge.sbatch"))
-        .env("LOGLAB_OUT", &slurm)
-        .env("LOGLAB_BIN", &bin)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(st.success());
+    script("deploy/slurm/merge.sbatch", &[], &[], &slurm);
     assert_eq!(std::fs::read(slurm.join("report.json")).unwrap(), whole);
     // A shard already complete is not run again (a retried pod, a requeued task).
-    let st = Command::new(root.join("deploy/shard.sh"))
-        .args(["crash", "--preset", "no-such-preset"])
-        .env("LOGLAB_SHARD", "1")
-        .env("LOGLAB_SHARDS", "3")
-        .env("LOGLAB_OUT", &slurm)
-        .env("LOGLAB_BIN", &bin)
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let env = [("LOGLAB_SHARD", "1".to_string()), ("LOGLAB_SHARDS", "3".into())];
+    script("deploy/shard.sh", &["crash", "--preset", "no-such-preset"], &env, &slurm);
     let _ = std::fs::remove_dir_all(&k8s);
     let _ = std::fs::remove_dir_all(&slurm);
 }
