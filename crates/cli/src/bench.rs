@@ -4,6 +4,41 @@ use serde_json::json;
 use std::time::Instant;
 use xlog::{find_preset, Sim};
 
+/// Crash states per second on the busy workloads (#44's goals): each preset, a point count
+/// and states per point small enough to finish in seconds. The crash time excludes the run
+/// that places the points.
+const BUSY: &[(&str, &[(&str, &str)], u32, u32)] =
+    &[("fsmark-create", &[], 8, 8), ("fsync-heavy", &[("writers", "32")], 50, 64), ("sync-append", &[], 20, 16)];
+
+/// `loglab bench --busy`: the explorer's rate on the busy presets.
+pub fn busy(as_json: bool) -> Result<(), String> {
+    let mut out = serde_json::Map::new();
+    for &(name, sets, points, per_point) in BUSY {
+        let mut s = find_preset(name)?;
+        for (k, v) in sets {
+            s.set(k, v)?;
+        }
+        let (report, secs, _) = crate::crash_cmd::explore_points(&s, xlog::CrashPoints::Even(points), per_point, None)?;
+        let rate = report.crash_states as f64 / secs.max(1e-9);
+        let key = format!("crash_states_per_sec_{}", name.replace('-', "_"));
+        if as_json {
+            out.insert(key, json!(rate));
+            out.insert(format!("crash_states_{}", name.replace('-', "_")), json!(report.crash_states));
+        } else {
+            let set: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            println!(
+                "crash explorer, {name} {}{points} points x {per_point}: {} states in {secs:.2} s = {rate:.1} states/s",
+                if set.is_empty() { String::new() } else { format!("({}) ", set.join(" ")) },
+                report.crash_states
+            );
+        }
+    }
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::Value::Object(out)).expect("serializable"));
+    }
+    Ok(())
+}
+
 pub fn run(as_json: bool, events_only: bool) -> Result<(), String> {
     // A 200-writer fsync-heavy run: the seed 000 shape (the browser runs the same one).
     // Best of three: the first run in a process also pays for the memory it is the first to

@@ -145,6 +145,10 @@ enum Cmd {
         /// that alternates the two.
         #[arg(long)]
         events_only: bool,
+        /// Only the crash explorer's states/s on the busy presets (fsmark-create, fsync-heavy
+        /// with 32 writers, sync-append): a minute or so.
+        #[arg(long, conflicts_with = "events_only")]
+        busy: bool,
     },
     /// The real kernel as the oracle: run a scenario on this machine's XFS (root, loop devices, tracefs).
     #[command(
@@ -447,7 +451,13 @@ fn dispatch(cmd: Cmd) -> Result<(), String> {
         Cmd::Recover(_) => Ok(()),
         Cmd::ExportImage(a) => export_cmd::image(&a),
         Cmd::ExportLogwrites(a) => export_cmd::logwrites(&a),
-        Cmd::Bench { json, events_only } => bench::run(json, events_only),
+        Cmd::Bench { json, events_only, busy } => {
+            if busy {
+                bench::busy(json)
+            } else {
+                bench::run(json, events_only)
+            }
+        }
         Cmd::Kernel(k) => kernel::dispatch(k),
     }
 }
