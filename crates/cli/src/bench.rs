@@ -7,13 +7,23 @@ use xlog::{find_preset, Sim};
 /// Crash states per second on the busy workloads (#44's goals): each preset, a point count
 /// and states per point small enough to finish in seconds. The crash time excludes the run
 /// that places the points.
-const BUSY: &[(&str, &[(&str, &str)], u32, u32)] =
-    &[("fsmark-create", &[], 8, 8), ("fsync-heavy", &[("writers", "32")], 50, 64), ("sync-append", &[], 20, 16)];
+struct Busy {
+    preset: &'static str,
+    set: &'static [(&'static str, &'static str)],
+    points: u32,
+    per_point: u32,
+}
+
+const BUSY: &[Busy] = &[
+    Busy { preset: "fsmark-create", set: &[], points: 8, per_point: 8 },
+    Busy { preset: "fsync-heavy", set: &[("writers", "32")], points: 50, per_point: 64 },
+    Busy { preset: "sync-append", set: &[], points: 20, per_point: 16 },
+];
 
 /// `loglab bench --busy`: the explorer's rate on the busy presets.
 pub fn busy(as_json: bool) -> Result<(), String> {
     let mut out = serde_json::Map::new();
-    for &(name, sets, points, per_point) in BUSY {
+    for &Busy { preset: name, set: sets, points, per_point } in BUSY {
         let mut s = find_preset(name)?;
         for (k, v) in sets {
             s.set(k, v)?;
