@@ -464,3 +464,53 @@ mod tests {
         assert!(find("nope").unwrap_err().contains("unknown lesson 'nope'"));
     }
 }
+
+#[cfg(test)]
+mod mechanism {
+    use super::*;
+
+    /// Every lesson's scenario shows its mechanism within the lesson's time: a measured number
+    /// is there to see (not zero), a knob's scenario as given fails its condition (the bug
+    /// shows before the student fixes it), a crash point exists, and the contrast a lesson asks
+    /// the student to try shows too.
+    #[test]
+    fn every_lessons_scenario_shows_its_mechanism() {
+        for l in lessons() {
+            for seed in [1, 5] {
+                let s = l.scenario(seed).unwrap();
+                match &l.check {
+                    Check::Metric { metric, set, until, .. } => {
+                        let got = metric_of(&s, set, until.as_deref(), metric).unwrap();
+                        if l.id == "bigger-log" {
+                            // The waits the 80 MiB log ends are there on the 10 MiB log.
+                            let mut small = set.clone();
+                            small.insert("log_size".into(), "10MiB".into());
+                            let waits = metric_of(&s, &small, until.as_deref(), metric).unwrap();
+                            assert!(waits > 10.0 * got.max(1.0), "{}: {waits} waits on 10 MiB against {got}", l.id);
+                        } else {
+                            assert!(got > 0.0, "{} seed {seed}: {metric} is 0", l.id);
+                        }
+                    }
+                    Check::Knob { key, set, when, .. } => {
+                        let given = s.get(key).unwrap();
+                        let (ok, what) = knob_passes(&s, key, set, &given, when).unwrap();
+                        assert!(
+                            !ok,
+                            "{} seed {seed}: the scenario as given ({key}={given}) already passes: {what}",
+                            l.id
+                        );
+                    }
+                    Check::Crash { .. } => {
+                        l.solve(seed).unwrap_or_else(|e| panic!("{e}"));
+                    }
+                    Check::NextState { .. } | Check::MkfsLog { .. } => {
+                        l.expected(seed).unwrap_or_else(|e| panic!("{}: {e}", l.id));
+                    }
+                }
+                if l.keep_seed {
+                    break; // every student runs the same scenario
+                }
+            }
+        }
+    }
+}
