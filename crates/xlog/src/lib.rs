@@ -31,6 +31,7 @@ mod trace;
 mod tracefmt;
 mod units;
 pub mod url;
+mod workqueue;
 
 pub use changes::{model_changes, model_changes_between, ModelChange, MODEL_VERSION};
 pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit, Cil, ItemKind};

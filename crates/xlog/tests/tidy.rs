@@ -90,6 +90,7 @@ const LAYERS: &[&[&str]] = &[
         "metrics",
         "logscan",
         "logwrites",
+        "workqueue",
     ],
     // The one wiring module.
     &["sim"],

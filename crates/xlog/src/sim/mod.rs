@@ -43,6 +43,7 @@ use crate::scenario::{CilSpace, RsumCache, Scenario, WorkloadKind};
 use crate::sectors::SectorMap;
 use crate::trace::{TraceEvent, TraceHasher};
 use crate::units::{format_size, Ns, TaskId, BBSIZE};
+use crate::workqueue::CilWorkqueue;
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
@@ -107,13 +108,8 @@ pub struct Sim {
     data_dev: usize,
     writers: Vec<writer::Writer>,
     pushers: Vec<push::Pusher>,
-    /// A push was requested and no worker has taken it yet (`queue_work`): since when.
-    push_queued: Option<Ns>,
-    /// Push works queued so far (a pending one is the last); forces waiting in
-    /// `flush_workqueue` for those up to their `flush_wq_target` to finish, in the order they
-    /// came (so by target: the ones a finished push releases are a prefix).
-    push_works_queued: u64,
-    flush_wq_waiters: std::collections::VecDeque<TaskId>,
+    /// The CIL push workqueue: pending work, its numbering, `flush_workqueue` waiters.
+    cil_wq: CilWorkqueue,
     items: Vec<Item>,
     /// The first item a create allocated (`alloc_item`), the most the run creates, and
     /// how many creates reused one.
@@ -224,9 +220,7 @@ impl Sim {
             data_dev,
             writers,
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
-            push_queued: None,
-            push_works_queued: 0,
-            flush_wq_waiters: std::collections::VecDeque::new(),
+            cil_wq: CilWorkqueue::default(),
             first_created: nitems,
             inode_cap,
             inodes_reused: 0,

@@ -592,9 +592,46 @@ impl Sim {
         self.set_push_state(k as usize, PushState::Idle);
         let p = &self.pushers[k as usize];
         self.counters.push_run_ns.saturating_record(self.now - p.run_start_ns);
-        if self.push_queued.is_some() {
+        if self.cil_wq.pending_since().is_some() {
             self.push_dispatched(k as usize);
         }
         self.wake_flush_wq_waiters();
+    }
+
+    /// Wakes the push worker: `queue_work` on the CIL push work.
+    pub(super) fn queue_push(&mut self) {
+        self.cil_wq.queue_work(self.now);
+        if let Some(k) = self.pushers.iter().position(|p| p.state == PushState::Idle) {
+            self.push_dispatched(k);
+        }
+    }
+
+    /// A worker takes the queued push; it starts once it has a CPU (`push_start`).
+    pub(super) fn push_dispatched(&mut self, k: usize) {
+        let (queued, work) = self.cil_wq.take_work(self.now);
+        self.pushers[k].work_idx = work;
+        self.pushers[k].queued_at = queued;
+        self.set_push_state(k, PushState::Starting);
+        self.pushers[k].run_start_ns = self.now;
+        self.wake(pusher_task(k as u32));
+    }
+
+    /// Whether a push work numbered `target` or lower is queued or running.
+    pub(super) fn push_works_pending(&self, target: u64) -> bool {
+        self.cil_wq.pending_up_to(target)
+            || self.pushers.iter().any(|p| p.state != PushState::Idle && p.work_idx <= target)
+    }
+
+    /// A push work finished: the forces whose `flush_workqueue` it ends go on. Whether works
+    /// up to a target are pending only falls as the target does, and waiters queue by target,
+    /// so those released are the front ones (2000 writers: no scan of every waiter).
+    pub(super) fn wake_flush_wq_waiters(&mut self) {
+        while let Some((w, target)) = self.cil_wq.first_flush_waiter() {
+            if self.push_works_pending(target) {
+                break;
+            }
+            self.cil_wq.pop_flush_waiter();
+            self.wake(w);
+        }
     }
 }

@@ -399,7 +399,7 @@ impl Sim {
                 .iter()
                 .map(|p| if p.state == PushState::Idle { 0 } else { self.now - p.run_start_ns })
                 .collect(),
-            push_queued_ns: self.push_queued.map(|at| self.now - at),
+            push_queued_ns: self.cil_wq.pending_since().map(|at| self.now - at),
             push_dispatch_max_ns: self.counters.push_dispatch_ns.max(),
             push_run_max_ns: self.counters.push_run_ns.max(),
             push_time_ns: {

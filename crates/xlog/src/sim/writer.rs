@@ -1,7 +1,6 @@
 //! Writer tasks: reserve, commit into the CIL (delayed logging), throttle, fsync.
 
 use super::tags::IoTag;
-use super::tasks::pusher_task;
 use super::Sim;
 use crate::cil::{shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit};
 use crate::device::ReqFlags;
@@ -83,8 +82,6 @@ pub(crate) struct Writer {
     pub seq: u64,
     pub commit_lsn: Lsn,
     pub force_slept: bool,
-    /// The last push work queued when this writer's force began waiting on the pushes.
-    pub flush_wq_target: u64,
     /// The last log force started I/O on (or flagged) an iclog: fsync may skip its flush.
     pub log_flushed: bool,
     /// Version of the file data block last written.
@@ -111,7 +108,6 @@ impl Writer {
             seq: 0,
             commit_lsn: Lsn::ZERO,
             force_slept: false,
-            flush_wq_target: 0,
             log_flushed: false,
             data_version: 0,
             on_cpu: false,
@@ -446,61 +442,18 @@ impl Sim {
         self.ack_fsync(w);
     }
 
-    /// Wakes the push worker: `queue_work` on the CIL push work.
-    pub(super) fn queue_push(&mut self) {
-        // Queueing pending work again is a no-op (`WORK_STRUCT_PENDING`): the first request's
-        // time is when the work was queued.
-        if self.push_queued.is_none() {
-            self.push_works_queued += 1;
-        }
-        self.push_queued.get_or_insert(self.now);
-        if let Some(k) = self.pushers.iter().position(|p| p.state == super::PushState::Idle) {
-            self.push_dispatched(k);
-        }
-    }
-
-    /// A worker takes the queued push; it starts once it has a CPU (`push_start`).
-    pub(super) fn push_dispatched(&mut self, k: usize) {
-        let queued = self.push_queued.take().unwrap_or(self.now);
-        self.pushers[k].work_idx = self.push_works_queued;
-        self.pushers[k].queued_at = queued;
-        self.set_push_state(k, super::PushState::Starting);
-        self.pushers[k].run_start_ns = self.now;
-        self.wake(pusher_task(k as u32));
-    }
-
     /// `xlog_cil_force_seq` for the writer's sequence, then `xlog_force_lsn`. Its
     /// `xlog_cil_push_now` first waits for every push already queued or running
     /// (`flush_workqueue`: "start on any pending background push to minimise wait time on
     /// it"), so commits made meanwhile go out together in the next checkpoint.
     fn force_seq(&mut self, w: TaskId) {
-        let target = self.push_works_queued;
+        let target = self.cil_wq.works_queued();
         if self.push_works_pending(target) {
-            self.writers[w as usize].flush_wq_target = target;
-            self.flush_wq_waiters.push_back(w);
+            self.cil_wq.flush_workqueue_wait(w, target);
             self.writers[w as usize].state = WriterState::PushFlushWait;
             return;
         }
         self.force_seq_pushed(w)
-    }
-
-    /// Whether a push work numbered `target` or lower is queued or running.
-    pub(super) fn push_works_pending(&self, target: u64) -> bool {
-        (self.push_queued.is_some() && self.push_works_queued <= target)
-            || self.pushers.iter().any(|p| p.state != super::PushState::Idle && p.work_idx <= target)
-    }
-
-    /// A push work finished: the forces whose `flush_workqueue` it ends go on. Whether works
-    /// up to a target are pending only falls as the target does, and waiters queue by target,
-    /// so those released are the front ones (2000 writers: no scan of every waiter).
-    pub(super) fn wake_flush_wq_waiters(&mut self) {
-        while let Some(&w) = self.flush_wq_waiters.front() {
-            if self.push_works_pending(self.writers[w as usize].flush_wq_target) {
-                break;
-            }
-            self.flush_wq_waiters.pop_front();
-            self.wake(w);
-        }
     }
 
     /// The rest of `xlog_cil_force_seq`, once the pushes before it are done.
