@@ -5,13 +5,13 @@
 use crate::canvas::use_canvas;
 use crate::driver::Lab;
 use crate::palette;
-use crate::sweep_job::grid;
 use crate::workers::{self, Pool};
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use serde_json::{Map, Value};
 use std::rc::Rc;
 use web_sys::HtmlCanvasElement;
+use xlog::sweep::grid;
 use xlog::SET_KEYS;
 use yew::prelude::*;
 
@@ -215,20 +215,12 @@ pub fn sweep_panel() -> Html {
                 return fail(format!("{k}: no values (give them separated by commas)"));
             }
             let rows = grid(&vary);
-            // Every row validated before any runs, as the CLI does.
-            let mut jobs = Vec::new();
-            for r in &rows {
-                let mut s = lab.state.opened.scenario.clone();
-                for (k, v) in r {
-                    if let Err(e) = s.set(k, v) {
-                        return fail(e);
-                    }
-                }
-                if let Err(e) = s.validate() {
-                    return fail(e);
-                }
-                jobs.push(serde_json::to_string(&s).unwrap_or_default());
-            }
+            // Every row validated before any runs, as the CLI does (the same core code).
+            let scenarios = match xlog::sweep::cell_scenarios(&lab.state.opened.scenario, &rows) {
+                Ok(s) => s,
+                Err(e) => return fail(e),
+            };
+            let jobs: Vec<String> = scenarios.iter().map(|s| serde_json::to_string(s).unwrap_or_default()).collect();
             *acc.borrow_mut() = Sweep { results: vec![None; rows.len()], vary, rows, ..Sweep::default() };
             let (sw, acc2) = (sweep.clone(), acc.clone());
             let on_result = Callback::from(move |(i, answer): (usize, String)| {

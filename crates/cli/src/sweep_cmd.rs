@@ -1,7 +1,7 @@
 //! `loglab sweep`: a grid of runs in parallel on all cores, one row per run.
 
 use crate::progress::Progress;
-use crate::{apply_sets, ScenarioArgs};
+use crate::ScenarioArgs;
 use clap::Args;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -34,41 +34,12 @@ pub struct SweepArgs {
     pub shard: Option<String>,
 }
 
-fn grid(vary: &[String]) -> Result<Vec<Vec<(String, String)>>, String> {
-    let mut rows: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for v in vary {
-        let (k, vals) = v.split_once('=').ok_or_else(|| format!("--vary '{v}' is not KEY=V1,V2,..."))?;
-        let vals: Vec<&str> = vals.split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
-        if vals.is_empty() {
-            return Err(format!("--vary '{v}': no values"));
-        }
-        rows = rows
-            .into_iter()
-            .flat_map(|r| {
-                vals.iter().map(move |x| {
-                    let mut r = r.clone();
-                    r.push((k.trim().to_string(), x.to_string()));
-                    r
-                })
-            })
-            .collect();
-    }
-    Ok(rows)
-}
-
 pub fn run(a: &SweepArgs) -> Result<(), String> {
     let base = a.scenario.load()?;
-    let rows = grid(&a.vary)?;
+    let vary = a.vary.iter().map(|v| xlog::sweep::parse_vary(v)).collect::<Result<Vec<_>, String>>()?;
+    let rows = xlog::sweep::grid(&vary);
     // Validate every point before spending time on any of them.
-    let scenarios = rows
-        .iter()
-        .map(|r| {
-            let mut s = base.clone();
-            apply_sets(&mut s, &r.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>())?;
-            s.validate()?;
-            Ok(s)
-        })
-        .collect::<Result<Vec<_>, String>>()?;
+    let scenarios = xlog::sweep::cell_scenarios(&base, &rows)?;
     if let Some(0) = a.jobs {
         return Err("--jobs: 0 is out of range (at least 1)".into());
     }

@@ -27,6 +27,7 @@ pub mod seeds;
 mod shard;
 mod sim;
 pub mod sizing;
+pub mod sweep;
 mod trace;
 mod tracefmt;
 mod units;

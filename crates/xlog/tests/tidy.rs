@@ -74,7 +74,7 @@ const LAYERS: &[&[&str]] = &[
     &["units", "crc", "shard", "changes"],
     &["scenario"],
     &["format", "layout", "presets", "sectors"],
-    &["geometry", "url"],
+    &["geometry", "url", "sweep"],
     // Leaf modules: each models one kernel structure or device.
     &[
         "device",
