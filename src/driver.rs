@@ -110,11 +110,7 @@ pub struct Compare {
 
 impl Compare {
     fn new(base: &Scenario, changes: &[(String, String)]) -> Result<Compare, String> {
-        let mut s = base.clone();
-        for (k, v) in changes {
-            s.set(k, v)?;
-        }
-        s.validate()?;
+        let s = base.with_settings(changes.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
         let mut sim = Sim::new(&s)?;
         sim.keep_timeline(TIMELINE_RECORD);
         Ok(Compare { changes: changes.to_vec(), scenario: s, sim })

@@ -333,11 +333,7 @@ fn fmt_num(v: f64) -> String {
 }
 
 fn metric_of(s: &Scenario, set: &BTreeMap<String, String>, until: Option<&str>, metric: &str) -> Result<f64, String> {
-    let mut s = s.clone();
-    for (k, v) in set {
-        s.set(k, v)?;
-    }
-    s.validate()?;
+    let s = s.with_settings(set.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     let mut sim = Sim::new(&s)?;
     sim.set_keep_trace(false);
     match until {
@@ -358,10 +354,7 @@ fn knob_passes(
     value: &str,
     when: &Condition,
 ) -> Result<(bool, String), String> {
-    let mut k = s.clone();
-    for (a, b) in set {
-        k.set(a, b)?;
-    }
+    let mut k = s.with_settings(set.iter().map(|(a, b)| (a.as_str(), b.as_str())))?;
     k.set(key, value).map_err(|e| format!("answer: {e}"))?;
     k.validate().map_err(|e| format!("answer: {e}"))?;
     condition(&k, when)

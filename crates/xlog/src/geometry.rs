@@ -30,6 +30,20 @@ pub struct Geometry {
 }
 
 impl Scenario {
+    /// This scenario with `key=value` settings applied in order, then checked as a whole: a
+    /// sweep's cell, compare mode's second run, a lesson's variant run.
+    pub fn with_settings<'a>(
+        &self,
+        settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Scenario, String> {
+        let mut s = self.clone();
+        for (k, v) in settings {
+            s.set(k, v)?;
+        }
+        s.validate()?;
+        Ok(s)
+    }
+
     /// Checks every field, then the fields against each other, and derives the log geometry;
     /// the error names field, value and allowed range.
     pub fn validate(&self) -> Result<Geometry, String> {

@@ -35,17 +35,7 @@ pub fn grid(vary: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
 /// Each cell's scenario: `base` with the cell's settings, every one validated before any
 /// runs (a bad value names its key and value).
 pub fn cell_scenarios(base: &Scenario, cells: &[Vec<(String, String)>]) -> Result<Vec<Scenario>, String> {
-    cells
-        .iter()
-        .map(|cell| {
-            let mut s = base.clone();
-            for (k, v) in cell {
-                s.set(k, v)?;
-            }
-            s.validate()?;
-            Ok(s)
-        })
-        .collect()
+    cells.iter().map(|cell| base.with_settings(cell.iter().map(|(k, v)| (k.as_str(), v.as_str())))).collect()
 }
 
 #[cfg(test)]
