@@ -58,6 +58,18 @@ pub fn item_sector(s: u64) -> Option<bool> {
     }
 }
 
+/// The item whose slot starts at sector `s` (`item_daddr`'s inverse).
+pub fn item_at(s: u64) -> Option<u32> {
+    let rel = s.checked_sub(META_START_SECTOR)?;
+    let (group, off) = (rel / GROUP_BB, rel % GROUP_BB);
+    let buffers = ITEM_GROUP as u64 * META_BB;
+    let k = match off < buffers {
+        true => off.is_multiple_of(META_BB).then_some(off / META_BB)?,
+        false => off - buffers,
+    };
+    u32::try_from(group * ITEM_GROUP as u64 + k).ok().filter(|&id| id < DATA_ID_BASE)
+}
+
 /// Items whose group ends at or before sector `end`.
 pub fn items_below(end: u64) -> u64 {
     end.saturating_sub(META_START_SECTOR) / GROUP_BB * ITEM_GROUP as u64
@@ -155,7 +167,11 @@ mod tests {
             assert_eq!(item_sector(item_daddr(id, true)), Some(true));
             assert_eq!(item_sector(item_daddr(id, false)), Some(false));
             assert_eq!(item_sector(item_daddr(id, false) + 1), None, "inside a buffer");
+            assert_eq!(item_at(item_daddr(id, true)), Some(id));
+            assert_eq!(item_at(item_daddr(id, false)), Some(id));
+            assert_eq!(item_at(item_daddr(id, false) + 1), None);
         }
+        assert_eq!(item_at(META_START_SECTOR - 1), None);
     }
 
     #[test]

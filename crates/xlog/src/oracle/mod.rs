@@ -6,6 +6,9 @@ use crate::layout::{item_bb, item_daddr, item_sector};
 use crate::recovery::{read_record, recover, Image, Layer, RecoveryReport};
 use crate::sim::{FoldedItem, History};
 use crate::units::{Lsn, BBSIZE};
+
+mod point;
+pub(crate) use point::PointOracle;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -375,35 +378,11 @@ impl<'h> Oracle<'h> {
         rep: &RecoveryReport,
         in_place: &BTreeMap<u32, (u64, Lsn)>,
     ) -> Option<String> {
-        let live_from = if rep.empty { Lsn::ZERO } else { rep.tail_lsn };
-        // The newest tail any intact record on the image states: checkpoints behind it may
-        // have left the log legitimately, even when recovery started from an older record.
-        // Read lazily: it checksums records, and most states never need it.
-        let mut stated_tail: Option<Lsn> = None;
-        let mut stated_tail = || {
-            *stated_tail.get_or_insert_with(|| {
-                self.history
-                    .records
-                    .iter()
-                    .rev()
-                    .take(crate::sim::RECENT_RECORDS)
-                    .find(|&&(lsn, _)| lsn <= self.head_at_crash && Self::record_present(img, Some(rep), lsn).is_some())
-                    .map_or(Lsn::ZERO, |&(_, t)| t)
-            })
-        };
+        let mut judge = WriteAhead::new(self, img, rep);
         for (&item, &(v, _)) in in_place {
             let Some(c) = self.checkpoint_of(item, v) else { continue };
-            // Folded: complete, and its commit record FOLD_CYCLES behind the head.
-            let Some(ck) = self.history.get(c) else { continue };
-            if !ck.completed
-                || (ck.commit_lsn >= live_from
-                    && Self::record_present(img, Some(rep), ck.commit_lsn).is_none()
-                    && ck.commit_lsn >= stated_tail())
-            {
-                return Some(format!(
-                    "write_ahead: item {item} v{v} in place from checkpoint {c} (start {} commit {}, completed {}), recovered tail {} first record {:?}; ",
-                    ck.start_lsn, ck.commit_lsn, ck.completed, rep.tail_lsn, rep.records_found.first()
-                ));
+            if judge.breaks(c) {
+                return Some(judge.why(item, v, c));
             }
         }
         None
@@ -421,7 +400,7 @@ impl<'h> Oracle<'h> {
             .last_completed
             .iter()
             .find(|(item, e)| behind(e) && in_place.get(item).map_or(0, |p| p.0) < e.0)?;
-        Some(format!("tail {}: item {item} v{} (commit {}) not in place; ", rep.tail_lsn, e.0, e.1))
+        Some(tail_why(rep.tail_lsn, *item, *e))
     }
 
     /// An acknowledged fsync's file data block is missing or older on the image.
@@ -459,6 +438,62 @@ impl<'h> Oracle<'h> {
             self.index.touches.get(&hi_item.0)
         );
         why
+    }
+}
+
+/// Why the tail rule broke: `item`'s latest completed (version, commit) is not in place.
+fn tail_why(tail: Lsn, item: u32, e: (u64, Lsn)) -> String {
+    format!("tail {tail}: item {item} v{} (commit {}) not in place; ", e.0, e.1)
+}
+
+/// The write-ahead rule for one recovered state: which checkpoints' metadata may be in place.
+struct WriteAhead<'o, 'h, 'i, 'a> {
+    oracle: &'o Oracle<'h>,
+    img: &'i Image<'a>,
+    rep: &'i RecoveryReport,
+    live_from: Lsn,
+    /// The newest tail any intact record on the image states: checkpoints behind it may
+    /// have left the log legitimately, even when recovery started from an older record.
+    /// Read lazily: it checksums records, and most states never need it.
+    stated_tail: Option<Lsn>,
+}
+
+impl<'o, 'h, 'i, 'a> WriteAhead<'o, 'h, 'i, 'a> {
+    fn new(oracle: &'o Oracle<'h>, img: &'i Image<'a>, rep: &'i RecoveryReport) -> Self {
+        let live_from = if rep.empty { Lsn::ZERO } else { rep.tail_lsn };
+        WriteAhead { oracle, img, rep, live_from, stated_tail: None }
+    }
+
+    /// Metadata of checkpoint `c` in place breaks the rule.
+    fn breaks(&mut self, c: u32) -> bool {
+        // Folded: complete, and its commit record FOLD_CYCLES behind the head.
+        let Some(ck) = self.oracle.history.get(c) else { return false };
+        !ck.completed
+            || (ck.commit_lsn >= self.live_from
+                && Oracle::record_present(self.img, Some(self.rep), ck.commit_lsn).is_none()
+                && ck.commit_lsn >= self.stated_tail())
+    }
+
+    fn stated_tail(&mut self) -> Lsn {
+        let (o, img, rep) = (self.oracle, self.img, self.rep);
+        *self.stated_tail.get_or_insert_with(|| {
+            o.history
+                .records
+                .iter()
+                .rev()
+                .take(crate::sim::RECENT_RECORDS)
+                .find(|&&(lsn, _)| lsn <= o.head_at_crash && Oracle::record_present(img, Some(rep), lsn).is_some())
+                .map_or(Lsn::ZERO, |&(_, t)| t)
+        })
+    }
+
+    /// Why, for item `item` in place at `v` from checkpoint `c` (which `breaks`).
+    fn why(&self, item: u32, v: u64, c: u32) -> String {
+        let ck = self.oracle.history.get(c).expect("a checkpoint that breaks is kept");
+        format!(
+            "write_ahead: item {item} v{v} in place from checkpoint {c} (start {} commit {}, completed {}), recovered tail {} first record {:?}; ",
+            ck.start_lsn, ck.commit_lsn, ck.completed, self.rep.tail_lsn, self.rep.records_found.first()
+        )
     }
 }
 
@@ -518,43 +553,81 @@ fn prefix_window(
     let mut either: Vec<Vec<(u32, u32)>> = Vec::new();
     for (&item, t) in touches {
         let v = recovered.get(&item).copied().unwrap_or(0);
-        let ((a, b), windows) = match base.get(&item) {
-            // Older than its last folded touch: right while its block is free after a stale
-            // touch; otherwise somewhere up to that touch, before the horizon.
-            Some(f) if v < f.version => {
-                let windows = free_windows(t, freed.get(&item), None);
-                if windows.is_empty() {
-                    w.before_horizon = true;
-                    ((0, f.checkpoint), windows)
-                } else {
-                    ((1, 0), windows)
+        let fit = item_fit(item, t, freed, disordered, base, v);
+        w.before_horizon |= fit.horizon;
+        match fit.either {
+            Some(e) => either.push(e),
+            None => w.raise(fit.plain, item, v),
+        }
+    }
+    w.fit_either(either.iter().map(Vec::as_slice), n_ckpt);
+    w
+}
+
+/// What one item's recovered version says of the prefix length.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ItemFit {
+    /// The inclusive interval its version allows.
+    plain: (u32, u32),
+    /// With windows where its block was free: `plain` and those, any one fitting.
+    either: Option<Vec<(u32, u32)>>,
+    /// Its version predates its last folded touch.
+    horizon: bool,
+}
+
+/// `prefix_window`'s judgement of one item at recovered version `v`.
+fn item_fit(
+    item: u32,
+    t: &[(u32, u64)],
+    freed: &BTreeMap<u32, Vec<usize>>,
+    disordered: &BTreeSet<u32>,
+    base: &BTreeMap<u32, FoldedItem>,
+    v: u64,
+) -> ItemFit {
+    let mut horizon = false;
+    let ((a, b), windows) = match base.get(&item) {
+        // Older than its last folded touch: right while its block is free after a stale
+        // touch; otherwise somewhere up to that touch, before the horizon.
+        Some(f) if v < f.version => {
+            let windows = free_windows(t, freed.get(&item), None);
+            if windows.is_empty() {
+                horizon = true;
+                ((0, f.checkpoint), windows)
+            } else {
+                ((1, 0), windows)
+            }
+        }
+        _ => item_windows(t, freed.get(&item), v, !disordered.contains(&item)),
+    };
+    let either = (!windows.is_empty()).then(|| std::iter::once((a, b)).chain(windows).collect());
+    ItemFit { plain: (a, b), either, horizon }
+}
+
+impl PrefixWindow {
+    /// Narrows the window to an item's plain interval (the first item to reach a bound names it).
+    fn raise(&mut self, (a, b): (u32, u32), item: u32, v: u64) {
+        if a > self.lo {
+            self.lo = a;
+            self.lo_item = (item, v);
+        }
+        if b < self.hi {
+            self.hi = b;
+            self.hi_item = (item, v);
+        }
+    }
+
+    /// Intersects the window with the items that may also sit in free windows.
+    fn fit_either<'e>(&mut self, either: impl Iterator<Item = &'e [(u32, u32)]> + Clone, n_ckpt: u32) {
+        if either.clone().next().is_some() && self.lo <= self.hi {
+            match last_common(either, self.lo, self.hi.min(n_ckpt)) {
+                Some(k) => self.hi = k,
+                None => {
+                    self.freed_misfit = true;
+                    (self.hi, self.lo) = (self.lo, self.lo + 1);
                 }
             }
-            _ => item_windows(t, freed.get(&item), v, !disordered.contains(&item)),
-        };
-        if !windows.is_empty() {
-            either.push(std::iter::once((a, b)).chain(windows).collect());
-            continue;
-        }
-        if a > w.lo {
-            w.lo = a;
-            w.lo_item = (item, v);
-        }
-        if b < w.hi {
-            w.hi = b;
-            w.hi_item = (item, v);
         }
     }
-    if !either.is_empty() && w.lo <= w.hi {
-        match last_common(&either, w.lo, w.hi.min(n_ckpt)) {
-            Some(k) => w.hi = k,
-            None => {
-                w.freed_misfit = true;
-                (w.hi, w.lo) = (w.lo, w.lo + 1);
-            }
-        }
-    }
-    w
 }
 
 /// The prefix lengths at which an item with touches `t` holds version `v` (0: not logged
@@ -595,9 +668,11 @@ fn free_windows(t: &[(u32, u64)], freed: Option<&Vec<usize>>, after: Option<usiz
 
 /// The last k in [lo, hi] that lies inside one interval of every list (a sweep over the
 /// interval ends, clipped to [lo, hi]).
-fn last_common(lists: &[Vec<(u32, u32)>], lo: u32, hi: u32) -> Option<u32> {
+fn last_common<'e>(lists: impl Iterator<Item = &'e [(u32, u32)]>, lo: u32, hi: u32) -> Option<u32> {
     let mut count = vec![0i32; (hi - lo + 2) as usize];
+    let mut n = 0;
     for ivs in lists {
+        n += 1;
         for &(a, b) in ivs {
             let (a, b) = (a.max(lo), b.min(hi));
             if a <= b {
@@ -610,7 +685,7 @@ fn last_common(lists: &[Vec<(u32, u32)>], lo: u32, hi: u32) -> Option<u32> {
     let mut last_ok = None;
     for (k, d) in count.iter().enumerate().take((hi - lo + 1) as usize) {
         run += d;
-        if run == lists.len() as i32 {
+        if run == n {
             last_ok = Some(lo + k as u32);
         }
     }
@@ -772,9 +847,10 @@ mod tests {
     #[test]
     fn last_common_finds_the_latest_point_inside_one_interval_of_each_list() {
         let lists = [vec![(0, 1), (4, 6)], vec![(1, 5)]];
-        assert_eq!(last_common(&lists, 0, 9), Some(5));
-        assert_eq!(last_common(&lists, 0, 3), Some(1));
-        assert_eq!(last_common(&lists, 2, 3), None);
-        assert_eq!(last_common(&[vec![(0, u32::MAX)]], 2, 7), Some(7));
+        let l = || lists.iter().map(Vec::as_slice);
+        assert_eq!(last_common(l(), 0, 9), Some(5));
+        assert_eq!(last_common(l(), 0, 3), Some(1));
+        assert_eq!(last_common(l(), 2, 3), None);
+        assert_eq!(last_common([&[(0, u32::MAX)][..]].into_iter(), 2, 7), Some(7));
     }
 }

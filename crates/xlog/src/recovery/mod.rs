@@ -15,6 +15,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
+mod point;
+pub(crate) use point::{Entry, InPlace, PointRecovered, PointRecovery};
+
 /// `XLOG_MAX_ICLOGS`: how many records back from the head a torn write may reach.
 const XLOG_MAX_ICLOGS: usize = format::XLOG_MAX_ICLOGS as usize;
 
@@ -602,7 +605,19 @@ impl std::ops::Deref for Region {
 
 /// Runs recovery over `img`: returns the report, or an error recovery would stop on.
 pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
-    let walk = match img.shared() {
+    let walk = cached_walk(img);
+    let walk = walk.as_ref().as_ref().map_err(|e| e.clone())?;
+    let mut rep = walk.rep.clone();
+    let mut meta = in_place_meta(img);
+    let mut cancelled = walk.cancelled.clone();
+    replay_committed(&walk.committed, &mut cancelled, &mut meta, &mut rep)?;
+    rep.items = versions(meta);
+    Ok(rep)
+}
+
+/// Pass 1 of `img`, walked once per reading of the log's unshared blocks.
+fn cached_walk(img: &Image) -> Rc<Result<LogWalk, String>> {
+    match img.shared() {
         Some(sh) => {
             let key = img.log_key(sh);
             let hit = sh.walks.borrow().get(&key).cloned();
@@ -613,14 +628,7 @@ pub fn recover(img: &Image) -> Result<RecoveryReport, String> {
             })
         }
         None => Rc::new(log_walk(img)),
-    };
-    let walk = walk.as_ref().as_ref().map_err(|e| e.clone())?;
-    let mut rep = walk.rep.clone();
-    let mut meta = in_place_meta(img);
-    let mut cancelled = walk.cancelled.clone();
-    replay_committed(&walk.committed, &mut cancelled, &mut meta, &mut rep)?;
-    rep.items = versions(meta);
-    Ok(rep)
+    }
 }
 
 /// What recovery learns from the log alone (the same for every image with these log bytes):
@@ -631,15 +639,23 @@ struct LogWalk {
     rep: RecoveryReport,
     committed: Vec<(Lsn, Vec<LogItem>)>,
     cancelled: BTreeMap<u64, u32>,
+    /// The first `shared_txns` committed transactions lie wholly in records every state of
+    /// the crash point reads alike, walked from the record at `first_blk`: walks with the same
+    /// pair share them (`point::Prefix`).
+    shared_txns: usize,
+    first_blk: u32,
 }
 
 fn log_walk(img: &Image) -> Result<LogWalk, String> {
     match pass1(img)? {
-        Walk::Done(rep) => Ok(LogWalk { rep, committed: Vec::new(), cancelled: BTreeMap::new() }),
-        Walk::Replay { rep, committed } => {
+        Walk::Done(rep) => {
+            Ok(LogWalk { rep, committed: Vec::new(), cancelled: BTreeMap::new(), shared_txns: 0, first_blk: u32::MAX })
+        }
+        Walk::Replay { rep, committed, shared_txns } => {
             let cancelled = count_cancels(&committed)?;
+            let first_blk = rep.records_found.first().map_or(u32::MAX, |r| r.0);
             let committed = committed.iter().map(|t| Ok((t.r_lsn, log_items(t)?))).collect::<Result<_, String>>()?;
-            Ok(LogWalk { rep, committed, cancelled })
+            Ok(LogWalk { rep, committed, cancelled, shared_txns, first_blk })
         }
     }
 }
@@ -651,6 +667,8 @@ enum Walk {
     Replay {
         rep: RecoveryReport,
         committed: Vec<Trans>,
+        /// Committed transactions whose records are all shared (`LogWalk::shared_txns`).
+        shared_txns: usize,
     },
 }
 
@@ -672,9 +690,14 @@ fn pass1(img: &Image) -> Result<Walk, String> {
         // A clean log needs no replay: everything is in place.
         return Ok(Walk::Done(rep));
     }
-    let (committed, uncommitted) = rebuild_transactions(&span.records)?;
+    // Records before the first one a surviving write may change read alike in every state.
+    let shared_records = match img.shared() {
+        Some(sh) => span.records.iter().take_while(|r| img.blocks_shared(sh, r.blk, r.total_bb)).count(),
+        None => 0,
+    };
+    let (committed, uncommitted, shared_txns) = rebuild_transactions(&span.records, shared_records)?;
     rep.transactions_uncommitted = uncommitted;
-    Ok(Walk::Replay { rep, committed })
+    Ok(Walk::Replay { rep, committed, shared_txns })
 }
 
 /// Recovery of a bare log region: the report, and why replay stopped if the log holds items
@@ -785,7 +808,7 @@ pub fn recover_log_region(log: &[u8]) -> Result<RegionRecovery, String> {
             report.items = versions(meta);
             return Ok(RegionRecovery { report, committed: 0, not_replayed: None, transactions: Vec::new() });
         }
-        Walk::Replay { rep, committed } => (rep, committed),
+        Walk::Replay { rep, committed, .. } => (rep, committed),
     };
     let n = committed.len() as u32;
     let transactions =
@@ -1021,11 +1044,16 @@ fn unmount_record_last(records: &[Rc<Rec>]) -> bool {
 }
 
 /// Rebuilds transactions by tid from the records' op headers: the committed ones in commit
-/// order, and how many were started but not committed.
-fn rebuild_transactions(records: &[Rc<Rec>]) -> Result<(Vec<Trans>, u32), String> {
+/// order, how many were started but not committed, and how many committed within the first
+/// `shared_records` records.
+fn rebuild_transactions(records: &[Rc<Rec>], shared_records: usize) -> Result<(Vec<Trans>, u32, usize), String> {
     let mut open: BTreeMap<u32, Trans> = BTreeMap::new();
     let mut committed: Vec<Trans> = Vec::new();
-    for r in records {
+    let mut shared_txns = 0;
+    for (i, r) in records.iter().enumerate() {
+        if i == shared_records {
+            shared_txns = committed.len();
+        }
         let mut off = 0usize;
         for _ in 0..r.num_logops {
             if off + 12 > r.data.len() {
@@ -1068,7 +1096,10 @@ fn rebuild_transactions(records: &[Rc<Rec>]) -> Result<(Vec<Trans>, u32), String
             }
         }
     }
-    Ok((committed, open.len() as u32))
+    if records.len() <= shared_records {
+        shared_txns = committed.len();
+    }
+    Ok((committed, open.len() as u32, shared_txns))
 }
 
 /// Pass 1 (`xlog_recover_buf_commit_pass1`): the cancel records of each buffer, by block.
