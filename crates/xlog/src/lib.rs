@@ -3,6 +3,7 @@
 mod ail;
 mod changes;
 mod cil;
+mod cpupool;
 mod crash;
 pub mod crc;
 mod device;

@@ -83,6 +83,7 @@ const LAYERS: &[&[&str]] = &[
         "grant",
         "log",
         "cil",
+        "cpupool",
         "ail",
         "rtalloc",
         "sizing",

@@ -31,6 +31,7 @@ mod writer;
 
 use crate::ail::{Ail, AildWake, Xfsaild};
 use crate::cil::{Cil, ItemKind};
+use crate::cpupool::CpuPool;
 use crate::device::{Device, ReqFlags};
 use crate::geometry::Geometry;
 use crate::grant::{xlog_calc_unit_res, xlog_calc_unit_res_hdrs, Ticket};
@@ -139,10 +140,8 @@ pub struct Sim {
     rt_live: Vec<(u64, u64)>,
     /// The flush timeline's record, when the lab keeps one.
     timeline: Option<timeline::Timeline>,
-    /// The pool's (`cpus`) free CPUs, highest first, and the writers waiting for one with
-    /// their think time.
-    cpus_free: Vec<u32>,
-    run_queue: std::collections::VecDeque<(TaskId, Ns)>,
+    /// The CPUs (`cpus`) the writers and push workers share.
+    cpus: CpuPool,
 }
 
 impl Sim {
@@ -240,8 +239,7 @@ impl Sim {
             rt_hint: Vec::new(),
             rt_live: Vec::new(),
             timeline: None,
-            cpus_free: (0..scenario.cpus).rev().collect(),
-            run_queue: Default::default(),
+            cpus: CpuPool::new(scenario.cpus),
         };
         if scenario.workload == WorkloadKind::RtAlloc {
             let rt = crate::rtalloc::fragmented(scenario.rsum_cache == RsumCache::On, scenario.seed);

@@ -1,4 +1,5 @@
-//! The CPUs (`cpus`) that the writers and the CIL push workers share, and who waits for one.
+//! Who runs on the CPU pool (`cpus`, `CpuPool`) that the writers and the CIL push workers
+//! share, when, and for how long.
 //!
 //! Model: one run queue. A writer's think is shorter than a slice and runs to its end, its
 //! wakeups queue in order. A push worker woken from a sleep goes to the front (EEVDF places a
@@ -34,20 +35,13 @@ impl Sim {
     /// Runs `think` ns of writer `w`'s CPU work: on a free CPU of the pool now, or after the
     /// tasks queued before it.
     pub(super) fn think_on_cpu(&mut self, w: TaskId, think: u64) {
-        if self.scenario.cpus == 0 {
+        if !self.cpus.enabled() {
             self.writers[w as usize].cpu = w;
             return self.wake_at(self.now + think, w);
         }
-        // The scheduler prefers the CPU the task last ran on when it is idle
-        // (`select_idle_sibling` tries `prev`), else the model takes the lowest free one.
-        let prev = self.writers[w as usize].cpu;
-        let free = match self.cpus_free.iter().position(|&c| c == prev) {
-            Some(i) => Some(self.cpus_free.remove(i)),
-            None => self.cpus_free.pop(),
-        };
-        match free {
+        match self.cpus.select_idle_cpu(self.writers[w as usize].cpu) {
             Some(cpu) => self.run_on(cpu, w, think),
-            None => self.run_queue.push_back((w, think)),
+            None => self.cpus.enqueue_task(w, think),
         }
     }
 
@@ -60,15 +54,10 @@ impl Sim {
 
     /// A task left `cpu`: it goes to the first task waiting for one.
     pub(super) fn cpu_release(&mut self, cpu: u32) {
-        match self.run_queue.pop_front() {
-            Some((t, ns)) => match pusher_of(t) {
+        if let Some((t, ns)) = self.cpus.pick_next_task(cpu) {
+            match pusher_of(t) {
                 Some(k) => self.push_granted(k, cpu, ns),
                 None => self.run_on(cpu, t, ns),
-            },
-            // Free CPUs stay in descending order: the lowest is taken first.
-            None => {
-                let at = self.cpus_free.partition_point(|&c| c > cpu);
-                self.cpus_free.insert(at, cpu);
             }
         }
     }
@@ -76,7 +65,7 @@ impl Sim {
     /// Push worker `k` runs `ns` of CPU work (building, copying into an iclog), then `then`:
     /// on the CPU it holds, else on a free one, else after the tasks queued before it.
     pub(super) fn push_cpu(&mut self, k: u32, ns: Ns, then: CpuThen) {
-        if self.scenario.cpus == 0 {
+        if !self.cpus.enabled() {
             return self.push_cpu_done_at(k, self.now + ns, then);
         }
         let p = &mut self.pushers[k as usize];
@@ -86,19 +75,19 @@ impl Sim {
         p.cpu_then = then;
         match p.cpu {
             // Its slice is used up and a task waits: preempted, to the back of the queue.
-            Some(cpu) if p.slice_left == 0 && !self.run_queue.is_empty() => {
+            Some(cpu) if p.slice_left == 0 && self.cpus.has_runnable() => {
                 p.cpu = None;
                 self.queue_for_cpu(k, ns, false);
                 self.cpu_release(cpu);
             }
             Some(_) => {
                 if p.slice_left == 0 {
-                    p.slice_left = base_slice(self.scenario.cpus);
+                    p.slice_left = base_slice(self.cpus.ncpus());
                 }
                 p.slice_left = p.slice_left.saturating_sub(ns);
                 self.push_cpu_done_at(k, self.now + ns, then);
             }
-            None => match self.cpus_free.pop() {
+            None => match self.cpus.take_idle_cpu() {
                 Some(cpu) => self.push_granted(k, cpu, ns),
                 None => self.queue_for_cpu(k, ns, true),
             },
@@ -108,7 +97,7 @@ impl Sim {
     /// Whether push worker `k` must first get a CPU before it goes on from a sleep.
     pub(super) fn push_needs_cpu(&self, k: u32) -> bool {
         let p = &self.pushers[k as usize];
-        self.scenario.cpus > 0 && p.cpu.is_none()
+        self.cpus.enabled() && p.cpu.is_none()
     }
 
     /// Push worker `k` waits runnable: at the front when it just woke, else at the back.
@@ -118,15 +107,14 @@ impl Sim {
         self.pushers[k as usize].cpu_queued = true;
         if woken {
             // Behind other push workers woken before it.
-            let at = self.run_queue.iter().take_while(|&&(t, _)| pusher_of(t).is_some()).count();
-            self.run_queue.insert(at, (pusher_task(k), ns));
+            self.cpus.enqueue_woken(pusher_task(k), ns, |t| pusher_of(t).is_some());
         } else {
-            self.run_queue.push_back((pusher_task(k), ns));
+            self.cpus.enqueue_task(pusher_task(k), ns);
         }
     }
 
     fn push_granted(&mut self, k: u32, cpu: u32, ns: Ns) {
-        let slice = base_slice(self.scenario.cpus);
+        let slice = base_slice(self.cpus.ncpus());
         let p = &mut self.pushers[k as usize];
         if std::mem::take(&mut p.cpu_queued) {
             self.counters.push_time_ns[RUNNABLE] += self.now - p.state_since;

@@ -16,7 +16,7 @@ impl Sim {
         match wr.state {
             WriterState::Stopped => {}
             WriterState::Thinking | WriterState::TxWork => {
-                if let Some(ahead) = self.run_queue.iter().position(|&(q, _)| q == w) {
+                if let Some(ahead) = self.cpus.runnable_ahead(w) {
                     let running = if self.pushers.iter().any(|p| p.cpu.is_some()) {
                         "other writers' creates and the CIL push work"
                     } else {
@@ -24,7 +24,7 @@ impl Sim {
                     };
                     why.push(format!(
                         "waiting for a CPU: all {} run {running} (cpus), {ahead} tasks queued ahead",
-                        self.scenario.cpus
+                        self.cpus.ncpus()
                     ));
                     if wr.state == WriterState::TxWork {
                         let held = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
