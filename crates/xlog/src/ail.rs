@@ -19,10 +19,10 @@ pub struct Ail {
     /// The next entry's generation.
     generation: u64,
     /// `ail_target`: xfsaild writes back items at or below it.
-    pub target: Lsn,
-    pub pushes: u64,
+    target: Lsn,
+    pushes: u64,
     /// `ail_last_pushed_lsn`: where xfsaild's next pass resumes (zero: the AIL's start).
-    pub last_pushed: Lsn,
+    last_pushed: Lsn,
 }
 
 /// xfsaild's own state, in the kernel the task fields of `struct xfs_ail` beside its list:
@@ -232,6 +232,37 @@ impl Ail {
     }
     pub fn is_empty(&self) -> bool {
         self.live == 0
+    }
+
+    /// `ail_target`: xfsaild writes back items at or below it.
+    pub fn target(&self) -> Lsn {
+        self.target
+    }
+
+    /// Times the target was raised.
+    pub fn pushes(&self) -> u64 {
+        self.pushes
+    }
+
+    /// `ail_last_pushed_lsn`: where xfsaild's next pass resumes (zero: the AIL's start).
+    pub fn last_pushed(&self) -> Lsn {
+        self.last_pushed
+    }
+
+    /// xfsaild pushed an item at `lsn` (`ailp->ail_last_pushed_lsn = lsn`).
+    pub fn set_last_pushed(&mut self, lsn: Lsn) {
+        self.last_pushed = lsn;
+    }
+
+    /// The next pass starts from the AIL's start again.
+    pub fn restart_from_start(&mut self) {
+        self.last_pushed = Lsn::ZERO;
+    }
+
+    /// Lowers the target to zero, which the kernel never does: for a test that raises it again.
+    #[cfg(test)]
+    pub fn clear_target_for_test(&mut self) {
+        self.target = Lsn::ZERO;
     }
 
     /// `xfs_ail_push`: raise the target; true if xfsaild must be woken.

@@ -142,24 +142,24 @@ pub struct LogVec {
     pub fmt: Formatted,
 }
 
-/// `struct xfs_cil_ctx`
+/// `struct xfs_cil_ctx`: changed only through these methods and `Cil`'s.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CilCtx {
-    pub sequence: u64,
-    pub ticket: Ticket,
+    sequence: u64,
+    ticket: Ticket,
     /// Every byte committed into the context (what the checkpoint will hold).
-    pub space_used: i64,
+    space_used: i64,
     /// What the kernel's `ctx->space_used` holds: the bytes folded in from the CPUs'
     /// counters. `xlog_cil_push_background` reads only this; with `cil_space=global` it
     /// equals `space_used`.
-    pub space_counted: i64,
-    pub nvecs: u32,
-    pub items: BTreeMap<u32, LogVec>,
-    pub start_lsn: Lsn,
-    pub commit_lsn: Lsn,
-    pub commit_iclog: Option<u32>,
+    space_counted: i64,
+    nvecs: u32,
+    items: BTreeMap<u32, LogVec>,
+    start_lsn: Lsn,
+    commit_lsn: Lsn,
+    commit_iclog: Option<u32>,
     /// Index in the checkpoint history once its commit record is written.
-    pub ckpt: Option<u32>,
+    ckpt: Option<u32>,
 }
 
 impl CilCtx {
@@ -177,6 +177,70 @@ impl CilCtx {
             ckpt: None,
         }
     }
+
+    pub fn sequence(&self) -> u64 {
+        self.sequence
+    }
+    /// The context ticket (`ctx->ticket`): the checkpoint's own reservation.
+    pub fn ticket(&self) -> &Ticket {
+        &self.ticket
+    }
+    /// Every byte committed into the context.
+    pub fn space_used(&self) -> i64 {
+        self.space_used
+    }
+    /// The kernel's `ctx->space_used`: the bytes the CPUs have folded in.
+    pub fn space_counted(&self) -> i64 {
+        self.space_counted
+    }
+    pub fn nvecs(&self) -> u32 {
+        self.nvecs
+    }
+    /// The items committed into the context, by id (`xc_cil`).
+    pub fn items(&self) -> &BTreeMap<u32, LogVec> {
+        &self.items
+    }
+    /// Zero until its start record is written.
+    pub fn start_lsn(&self) -> Lsn {
+        self.start_lsn
+    }
+    /// Zero until its commit record is written.
+    pub fn commit_lsn(&self) -> Lsn {
+        self.commit_lsn
+    }
+    pub fn commit_iclog(&self) -> Option<u32> {
+        self.commit_iclog
+    }
+    pub fn ckpt(&self) -> Option<u32> {
+        self.ckpt
+    }
+
+    /// `xlog_cil_set_ctx_write_state` for the start record.
+    pub fn set_start_record(&mut self, lsn: Lsn) {
+        self.start_lsn = lsn;
+    }
+
+    /// `xlog_cil_set_ctx_write_state` for the commit record: its LSN, the iclog that holds
+    /// it, and the checkpoint's index in the history.
+    pub fn set_commit_record(&mut self, lsn: Lsn, iclog: u32, ckpt: u32) {
+        self.commit_lsn = lsn;
+        self.commit_iclog = Some(iclog);
+        self.ckpt = Some(ckpt);
+    }
+
+    /// Charges `bytes` to the context ticket; returns (before, after) for the monitor.
+    pub fn charge_ticket(&mut self, bytes: i64) -> (i64, i64) {
+        let before = self.ticket.curr_res;
+        self.ticket.curr_res -= bytes;
+        (before, self.ticket.curr_res)
+    }
+
+    /// `xfs_log_ticket_ungrant` of the context ticket: what it still held, taken.
+    pub fn ticket_ungrant(&mut self) -> Ticket {
+        let t = self.ticket.clone();
+        self.ticket.curr_res = 0;
+        t
+    }
 }
 
 /// The change one committing transaction makes to the context.
@@ -190,27 +254,27 @@ pub struct InsertCost {
     pub split_res: i64,
 }
 
-/// `struct xfs_cil`
+/// `struct xfs_cil`: changed only through these methods.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Cil {
-    pub ctx: CilCtx,
+    ctx: CilCtx,
     /// Contexts being pushed, lowest sequence first (`xc_committing`).
-    pub committing: Vec<CilCtx>,
-    pub push_seq: u64,
+    committing: Vec<CilCtx>,
+    push_seq: u64,
     /// Tasks sleeping on `xc_push_wait` (the throttle queue).
-    pub push_wait: Vec<TaskId>,
+    push_wait: Vec<TaskId>,
     /// Tasks sleeping on `xc_commit_wait` / `xc_start_wait`.
-    pub commit_wait: Vec<TaskId>,
-    pub start_wait: Vec<TaskId>,
+    commit_wait: Vec<TaskId>,
+    start_wait: Vec<TaskId>,
     /// `xc_push_commit_stable`: the next push switches its commit iclog out (async flush).
-    pub push_commit_stable: bool,
+    push_commit_stable: bool,
     /// `xc_pcp`'s `space_used`: each CPU's bytes not yet folded into the context's count
     /// (empty: every commit counts at once, as before 6.0).
-    pub pcp_used: Vec<i64>,
+    pcp_used: Vec<i64>,
     /// `XLOG_CIL_PCP_SPACE`: the CPUs count on their own until the soft limit is reached.
-    pub pcp_space: bool,
+    pcp_space: bool,
     /// `xc_iclog_hdrs`: record headers the context still takes from commits (6.0+).
-    pub iclog_hdrs: i64,
+    iclog_hdrs: i64,
 }
 
 impl Cil {
@@ -229,6 +293,113 @@ impl Cil {
         }
     }
 
+    /// The context taking commits (`xc_ctx`).
+    pub fn ctx(&self) -> &CilCtx {
+        &self.ctx
+    }
+
+    /// Contexts being pushed, lowest sequence first (`xc_committing`).
+    pub fn committing(&self) -> &[CilCtx] {
+        &self.committing
+    }
+
+    /// The committing context of sequence `seq`.
+    pub fn committing_ctx(&mut self, seq: u64) -> Option<&mut CilCtx> {
+        self.committing.iter_mut().find(|c| c.sequence == seq)
+    }
+
+    /// Some context before `seq` has not written its start record yet.
+    pub fn start_pending_before(&self, seq: u64) -> bool {
+        self.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero())
+    }
+
+    /// Some context before `seq` has not written its commit record yet.
+    pub fn commit_pending_before(&self, seq: u64) -> bool {
+        self.committing.iter().any(|c| c.sequence < seq && c.commit_lsn.is_zero())
+    }
+
+    /// `xlog_cil_push_work`'s context switch (`xlog_cil_ctx_switch`): a new context with
+    /// `ticket` takes commits; the old one, returned, is committing.
+    pub fn xlog_cil_ctx_switch(&mut self, geo: &Geometry, ticket: Ticket) -> &mut CilCtx {
+        let next = CilCtx::new(self.ctx.sequence + 1, ticket);
+        let old = std::mem::replace(&mut self.ctx, next);
+        self.switch_space(geo);
+        self.committing.push(old);
+        self.committing.last_mut().expect("just pushed")
+    }
+
+    /// `xlog_cil_committed`'s `list_del(&ctx->committing)`: the checkpoint of `seq` is done.
+    pub fn remove_committing(&mut self, seq: u64) -> Option<CilCtx> {
+        let pos = self.committing.iter().position(|x| x.sequence == seq)?;
+        Some(self.committing.remove(pos))
+    }
+
+    /// `xc_push_seq`: the highest sequence a push was asked for (0: none pending).
+    pub fn push_seq(&self) -> u64 {
+        self.push_seq
+    }
+
+    /// Asks for a push up to `seq` (`cil->xc_push_seq = push_seq`): true when no push up to
+    /// it was asked for yet, so the caller queues the work.
+    pub fn request_push(&mut self, seq: u64) -> bool {
+        if self.push_seq < seq {
+            self.push_seq = seq;
+            return true;
+        }
+        false
+    }
+
+    /// An empty context was found at a push: nothing is asked for any more.
+    pub fn clear_push_seq(&mut self) {
+        self.push_seq = 0;
+    }
+
+    /// `xc_push_commit_stable` set by a log force (`xlog_cil_flush`).
+    pub fn set_push_commit_stable(&mut self) {
+        self.push_commit_stable = true;
+    }
+
+    /// `xc_push_commit_stable`, taken by the push.
+    pub fn take_push_commit_stable(&mut self) -> bool {
+        std::mem::take(&mut self.push_commit_stable)
+    }
+
+    /// `xlog_wait(&cil->xc_push_wait)`: `task` is throttled; returns the queue's depth.
+    pub fn throttle(&mut self, task: TaskId) -> usize {
+        self.push_wait.push(task);
+        self.push_wait.len()
+    }
+
+    /// Tasks throttled on `xc_push_wait`.
+    pub fn push_waiters(&self) -> &[TaskId] {
+        &self.push_wait
+    }
+
+    /// `wake_up_all(&cil->xc_push_wait)`: the throttled tasks, taken.
+    pub fn take_push_waiters(&mut self) -> Vec<TaskId> {
+        std::mem::take(&mut self.push_wait)
+    }
+
+    /// `xlog_wait(&cil->xc_commit_wait)`.
+    pub fn wait_commit(&mut self, task: TaskId) {
+        self.commit_wait.push(task);
+    }
+
+    /// `wake_up_all(&cil->xc_commit_wait)`: the tasks, taken.
+    pub fn take_commit_waiters(&mut self) -> Vec<TaskId> {
+        std::mem::take(&mut self.commit_wait)
+    }
+
+    /// `xlog_wait(&cil->xc_start_wait)`.
+    pub fn wait_start(&mut self, task: TaskId) {
+        self.start_wait.push(task);
+    }
+
+    /// `wake_up_all(&cil->xc_start_wait)`: the tasks, taken.
+    pub fn take_start_waiters(&mut self) -> Vec<TaskId> {
+        std::mem::take(&mut self.start_wait)
+    }
+
     /// 6.0+ accounting (`cil_space=upstream`): commits count on `ncpus` per-CPU counters and
     /// each context takes its record headers from its first commits.
     pub fn with_upstream_space(mut self, geo: &Geometry, ncpus: usize) -> Cil {
@@ -240,6 +411,16 @@ impl Cil {
     /// The 6.0+ accounting is on.
     pub fn upstream_space(&self) -> bool {
         !self.pcp_used.is_empty()
+    }
+
+    /// CPUs with a count of their own (0: before 6.0, every commit counts at once).
+    pub fn pcp_cpus(&self) -> usize {
+        self.pcp_used.len()
+    }
+
+    /// `XLOG_CIL_PCP_SPACE`: the CPUs still count on their own.
+    pub fn pcp_counting(&self) -> bool {
+        self.pcp_space
     }
 
     /// `xlog_cil_ctx_switch` after `xlog_cil_push_pcp_aggregate`: the new context starts

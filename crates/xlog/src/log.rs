@@ -15,28 +15,29 @@ pub struct GrantWaiter {
     pub need: u32,
 }
 
+/// Changed only through its methods, named after the kernel functions that change it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Xlog {
-    pub geo: Geometry,
+    geo: Geometry,
     /// The ring: reference counts, flags, states and wait queues change only through the
     /// methods below, named after the kernel functions that change them.
     iclogs: Vec<Iclog>,
     /// `l_iclog`: the ring head, the only iclog writers may copy into (not the log head,
     /// which is `curr_cycle:curr_block`).
-    pub l_iclog: usize,
-    pub curr_cycle: u32,
-    pub curr_block: u32,
-    pub prev_block: u32,
-    pub prev_cycle: u32,
-    pub reserve_head: GrantHead,
-    pub write_head: GrantHead,
-    pub reserve_waiters: VecDeque<GrantWaiter>,
-    pub write_waiters: VecDeque<GrantWaiter>,
+    l_iclog: usize,
+    curr_cycle: u32,
+    curr_block: u32,
+    prev_block: u32,
+    prev_cycle: u32,
+    reserve_head: GrantHead,
+    write_head: GrantHead,
+    reserve_waiters: VecDeque<GrantWaiter>,
+    write_waiters: VecDeque<GrantWaiter>,
     /// `l_tail_lsn`, `l_last_sync_lsn`
-    pub tail_lsn: Lsn,
-    pub last_sync_lsn: Lsn,
+    tail_lsn: Lsn,
+    last_sync_lsn: Lsn,
     /// Tasks sleeping on `l_flush_wait` for an ACTIVE ring head.
-    pub flush_wait: Vec<TaskId>,
+    flush_wait: Vec<TaskId>,
 }
 
 /// Space handed out by `xlog_state_get_iclog_space`.
@@ -318,6 +319,78 @@ impl Xlog {
     /// After callbacks: `wake_up_all(&iclog->ic_force_wait)`; returns the sleepers.
     pub fn xlog_force_wait_wake(&mut self, i: usize) -> Vec<TaskId> {
         std::mem::take(&mut self.iclogs[i].force_wait)
+    }
+
+    pub fn geo(&self) -> &Geometry {
+        &self.geo
+    }
+    /// `l_iclog`: the ring head.
+    pub fn l_iclog(&self) -> usize {
+        self.l_iclog
+    }
+    pub fn curr_cycle(&self) -> u32 {
+        self.curr_cycle
+    }
+    pub fn curr_block(&self) -> u32 {
+        self.curr_block
+    }
+    /// The log head, `curr_cycle:curr_block`.
+    pub fn curr_lsn(&self) -> Lsn {
+        Lsn::new(self.curr_cycle, self.curr_block)
+    }
+    pub fn reserve_head(&self) -> GrantHead {
+        self.reserve_head
+    }
+    pub fn write_head(&self) -> GrantHead {
+        self.write_head
+    }
+    /// Tasks sleeping on the reserve grant head, in FIFO order.
+    pub fn reserve_waiters(&self) -> &VecDeque<GrantWaiter> {
+        &self.reserve_waiters
+    }
+    pub fn write_waiters(&self) -> &VecDeque<GrantWaiter> {
+        &self.write_waiters
+    }
+    /// `l_tail_lsn`
+    pub fn tail_lsn(&self) -> Lsn {
+        self.tail_lsn
+    }
+    /// `l_last_sync_lsn`: the LSN of the last iclog whose callbacks ran.
+    pub fn last_sync_lsn(&self) -> Lsn {
+        self.last_sync_lsn
+    }
+    /// Tasks sleeping on `l_flush_wait`.
+    pub fn flush_waiters(&self) -> &[TaskId] {
+        &self.flush_wait
+    }
+
+    /// `xlog_assign_tail_lsn`'s store: the tail moves to `tail`.
+    pub fn set_tail_lsn(&mut self, tail: Lsn) {
+        self.tail_lsn = tail;
+    }
+
+    /// `xlog_grant_add_space` on both grant heads.
+    pub fn xlog_grant_add_space(&mut self, bytes: u32) {
+        let lb = self.geo.log_bytes;
+        self.reserve_head.add(lb, bytes);
+        self.write_head.add(lb, bytes);
+    }
+
+    /// `xlog_grant_sub_space` on both grant heads (`xfs_log_ticket_ungrant`).
+    pub fn xlog_grant_sub_space(&mut self, bytes: u32) {
+        let lb = self.geo.log_bytes;
+        self.reserve_head.sub(lb, bytes);
+        self.write_head.sub(lb, bytes);
+    }
+
+    /// `xlog_grant_head_wait` on the reserve head: `waiter` sleeps at the back.
+    pub fn xlog_grant_head_wait(&mut self, waiter: GrantWaiter) {
+        self.reserve_waiters.push_back(waiter);
+    }
+
+    /// `xlog_grant_head_wake`'s wakeup of the first reserve waiter, taken.
+    pub fn xlog_grant_head_wake_first(&mut self) -> Option<GrantWaiter> {
+        self.reserve_waiters.pop_front()
     }
 
     pub fn reserve_space_left(&self) -> u32 {

@@ -73,9 +73,9 @@ fn assert_byte_exact(s: &Scenario) {
     sim.run();
     sim.drain();
     let log = sim.xlog();
-    let physical = GrantHead { cycle: log.curr_cycle, bytes: log.curr_block * 512 };
-    assert_eq!(log.write_head, physical, "write head vs physical head");
-    assert_eq!(log.reserve_head, physical, "reserve head vs physical head");
+    let physical = GrantHead { cycle: log.curr_cycle(), bytes: log.curr_block() * 512 };
+    assert_eq!(log.write_head(), physical, "write head vs physical head");
+    assert_eq!(log.reserve_head(), physical, "reserve head vs physical head");
     assert_eq!(sim.metrics().reservation_overruns, 0);
 }
 
@@ -227,9 +227,9 @@ proptest! {
         prop_assert!(sim.metrics().iclog_writes > 0);
         prop_assert!(seen.iter().all(|s| *s != IclogState::Syncing) || sim.metrics().iclog_writes > 0);
         let log = sim.xlog();
-        let physical = GrantHead { cycle: log.curr_cycle, bytes: log.curr_block * 512 };
-        prop_assert_eq!(log.write_head, physical);
-        prop_assert_eq!(log.reserve_head, physical);
+        let physical = GrantHead { cycle: log.curr_cycle(), bytes: log.curr_block() * 512 };
+        prop_assert_eq!(log.write_head(), physical);
+        prop_assert_eq!(log.reserve_head(), physical);
         prop_assert_eq!(sim.metrics().reservation_overruns, 0);
     }
 }

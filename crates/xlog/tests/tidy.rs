@@ -174,3 +174,47 @@ fn a_wrong_way_import_is_caught() {
     assert!(layer_of("units").unwrap() < layer_of("scenario").unwrap());
     assert!(layer_of("nonexistent").is_none());
 }
+
+/// The kernel objects whose state is private: (file, struct). Each changes only through its
+/// methods, named after the kernel functions that change it.
+const KERNEL_OBJECTS: &[(&str, &str)] = &[
+    ("log.rs", "Xlog"),
+    ("cil.rs", "Cil"),
+    ("cil.rs", "CilCtx"),
+    ("ail.rs", "Ail"),
+    ("ail.rs", "Xfsaild"),
+    ("workqueue.rs", "CilWorkqueue"),
+    ("cpupool.rs", "CpuPool"),
+];
+
+/// The fields of `pub struct name` in `text` that are visible outside its module.
+fn public_fields(text: &str, name: &str) -> Option<Vec<String>> {
+    let start = text.find(&format!("pub struct {name} {{"))?;
+    let body = &text[start..];
+    let body = &body[..body.find("\n}")?];
+    Some(
+        body.lines()
+            .skip(1)
+            .map(str::trim)
+            .filter(|l| l.starts_with("pub ") || l.starts_with("pub("))
+            .map(|l| l.split(':').next().unwrap_or(l).to_string())
+            .collect(),
+    )
+}
+
+#[test]
+fn kernel_objects_keep_their_state_private() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for (file, name) in KERNEL_OBJECTS {
+        let text = fs::read_to_string(src.join(file)).unwrap();
+        let fields = public_fields(&text, name).unwrap_or_else(|| panic!("{file} has no `pub struct {name}`"));
+        assert!(fields.is_empty(), "{file}: {name} has fields open to other modules: {fields:?}");
+    }
+}
+
+#[test]
+fn an_open_field_is_caught() {
+    let text = "pub struct Open {\n    /// doc\n    pub a: u32,\n    b: u32,\n    pub(crate) c: u8,\n}\n";
+    assert_eq!(public_fields(text, "Open"), Some(vec!["pub a".to_string(), "pub(crate) c".to_string()]));
+    assert_eq!(public_fields(text, "Missing"), None);
+}

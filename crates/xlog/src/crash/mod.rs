@@ -14,7 +14,6 @@ use crate::oracle::{Invariant, Oracle, OracleIndex, PointOracle};
 use crate::recovery::{Fate, Image, Layer, LogPageCache, RecoveryReport, SharedLog, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
-use crate::units::Lsn;
 pub use plan::{explore_events, merge_points, CrashLink, CrashPlan, CrashPoints, PointDone, PointReport};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -147,7 +146,7 @@ pub fn explore_point(
     let exhaustive = space.total <= budget;
     let n_states = if exhaustive { space.total } else { budget };
     let mut rng = Pcg64Mcg::seed_from_u64(seed ^ event.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
+    let head = sim.xlog().curr_lsn();
     let point = PointCheck {
         sim,
         event,
@@ -261,7 +260,7 @@ pub fn check_chosen_state(sim: &Sim, fates: &[Fate]) -> ChosenState {
     let mut no_rng = rand_pcg::Pcg64Mcg::seed_from_u64(0);
     draw_tears(&ch, true, &mut no_rng, &mut tears);
     apply_preflush_marks(&ch, ndev, &mut keep);
-    let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
+    let head = sim.xlog().curr_lsn();
     let oracle = Oracle::new(sim.history(), head);
     let mut violated = sim_level(sim);
     let recovery = oracle.check(&image(sim, &cand, &keep, &tears, None), true, &mut violated);
@@ -420,6 +419,7 @@ mod tests {
     use super::*;
     use crate::presets::find as find_preset;
     use crate::recovery::recover;
+    use crate::units::Lsn;
 
     /// The states of a crash point share what they read alike (`SharedLog`, its page facts
     /// cached along the run): recovering with it must give what recovering each image on its
@@ -495,7 +495,7 @@ mod tests {
                 let cand = index_choices(sim.devices().len(), &ch);
                 let space = StateSpace::new(&ch, sim.devices().len(), model == "prefix");
                 let shared = shared_log(&sim, &cand, &mut pages);
-                let head = Lsn::new(sim.xlog().curr_cycle, sim.xlog().curr_block);
+                let head = sim.xlog().curr_lsn();
                 // The true history, and one the rules break on: every third checkpoint left
                 // incomplete (write-ahead, tail) and a head half way back (LSNs ahead).
                 let mut distorted = sim.history().clone();

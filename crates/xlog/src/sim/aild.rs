@@ -45,15 +45,15 @@ impl Sim {
         }
         // Pinned items seen since the last traversal began: a background CIL push (async
         // since 5.15) before a new traversal from the AIL's start unpins them soon.
-        if self.aild.log_flush() && self.ail.last_pushed == Lsn::ZERO && self.ail.min_lsn().is_some() {
+        if self.aild.log_flush() && self.ail.last_pushed() == Lsn::ZERO && self.ail.min_lsn().is_some() {
             self.aild.take_log_flush();
             self.counters.xfsaild_log_forces += 1;
             self.xfs_log_force_async(TASK_XFSAILD);
         }
-        let target = self.ail.target;
+        let target = self.ail.target();
         // A traversal from the AIL's start that reaches the target has seen every item at or
         // below it: then none is left unwritten without scanning the AIL again.
-        let from_start = self.ail.last_pushed == Lsn::ZERO;
+        let from_start = self.ail.last_pushed() == Lsn::ZERO;
         let (mut count, mut stuck, mut written, mut reached) = (0u32, 0u32, 0u64, false);
         let mut cursor = None;
         let mut prev = None;
@@ -87,7 +87,7 @@ impl Sim {
                     let run = if inode { self.inode_cluster_run(id) } else { (id, 1) };
                     written += run.1 as u64;
                     self.write_back(run, TraceKind::AilPush { item: id, inode, lsn });
-                    self.ail.last_pushed = lsn;
+                    self.ail.set_last_pushed(lsn);
                 }
                 if stuck > 100 {
                     break 'pass;
@@ -96,7 +96,7 @@ impl Sim {
         }
         self.aild.set_busy_until(self.now + written * AILD_NS_PER_ITEM);
         let wait = if count == 0 || reached {
-            self.ail.last_pushed = Lsn::ZERO;
+            self.ail.restart_from_start();
             let all_written = (from_start && reached)
                 || self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some());
             if stuck == 0 && all_written && !self.aild_polls() {
@@ -106,7 +106,7 @@ impl Sim {
             }
             AILD_DONE_MS * NS_PER_MS
         } else if stuck * 100 / count > 90 {
-            self.ail.last_pushed = Lsn::ZERO;
+            self.ail.restart_from_start();
             AILD_STUCK_MS * NS_PER_MS
         } else {
             0
@@ -317,7 +317,7 @@ mod tests {
         let (pass_end, next_pass) = (sim.aild.busy_until(), sim.aild.next_pass());
         let raise = |sim: &mut Sim| {
             let max = sim.ail.max_lsn().unwrap();
-            sim.ail.target = Lsn::ZERO;
+            sim.ail.clear_target_for_test();
             assert!(sim.ail.push(max));
             sim.wake_aild();
         };

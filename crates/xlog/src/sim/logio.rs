@@ -16,11 +16,11 @@ use crate::units::{Lsn, TaskId, BBSIZE};
 impl Sim {
     /// `xlog_assign_tail_lsn`: lowest AIL LSN, or the last synced LSN when the AIL is empty.
     pub(super) fn assign_tail(&mut self, task: u32) -> Lsn {
-        let new = self.ail.min_lsn().unwrap_or(self.log.last_sync_lsn);
-        let old = self.log.tail_lsn;
+        let new = self.ail.min_lsn().unwrap_or(self.log.last_sync_lsn());
+        let old = self.log.tail_lsn();
         if new != old {
-            self.log.tail_lsn = new;
-            let last_sync = self.log.last_sync_lsn;
+            self.log.set_tail_lsn(new);
+            let last_sync = self.log.last_sync_lsn();
             self.emit(task, TraceKind::AssignTail { new, old, last_sync });
         }
         new
@@ -32,7 +32,7 @@ impl Sim {
         if self.scenario.ail_push != AilPush::Grant {
             return;
         }
-        let (head, tail, last) = (self.log.reserve_head, self.log.tail_lsn, self.log.last_sync_lsn);
+        let (head, tail, last) = (self.log.reserve_head(), self.log.tail_lsn(), self.log.last_sync_lsn());
         if let Some(target) = xlog_grant_push_threshold(&self.geo, head, tail, last, need) {
             if self.ail.push(target) {
                 self.wake_aild();
@@ -42,7 +42,7 @@ impl Sim {
 
     /// `xfs_log_space_wake`: wake grant waiters that now fit.
     pub(super) fn xfs_log_space_wake(&mut self) {
-        if !self.log.reserve_waiters.is_empty() {
+        if !self.log.reserve_waiters().is_empty() {
             self.grant_head_wake();
         }
     }
@@ -77,13 +77,12 @@ impl Sim {
         let rec = xlog_pack_record(&self.geo, self.log.iclog(i), &self.uuid);
         let blocks = rec.bytes.len() as u64 / BBSIZE as u64;
         self.monitor.record_packed(lsn, blocks, tail);
-        let payer = payer.filter(|s| self.cil.committing.iter().any(|c| c.sequence == *s && c.ticket.curr_res != 0));
+        let payer =
+            payer.filter(|s| self.cil.committing().iter().any(|c| c.sequence() == *s && c.ticket().curr_res != 0));
         match payer {
             Some(seq) => self.charge_ctx(seq, rec.roundoff as i64),
             None => {
-                let lb = self.geo.log_bytes;
-                self.log.reserve_head.add(lb, rec.roundoff);
-                self.log.write_head.add(lb, rec.roundoff);
+                self.log.xlog_grant_add_space(rec.roundoff);
             }
         }
         self.counters.iclog_writes += 1;
@@ -121,7 +120,7 @@ impl Sim {
         let dd = self.data_dev;
         let (id, done) = self.devs[dd].submit_flush(self.now, tag.pack());
         self.note_io(dd, id, done, tag);
-        self.monitor.data_flush_submitted(id, self.log.tail_lsn);
+        self.monitor.data_flush_submitted(id, self.log.tail_lsn());
         let kind = TraceKind::DevSubmit {
             dev: dd as u8,
             id,
@@ -171,7 +170,7 @@ impl Sim {
             let (id, done) = self.devs[0].submit_record_write(self.now, sector, data, flags, tag, rec.crc);
             self.note_io(0, id, done, IoTag::Iclog(i));
             if flushes_data {
-                self.monitor.data_flush_submitted(id, self.log.tail_lsn);
+                self.monitor.data_flush_submitted(id, self.log.tail_lsn());
             }
             self.emit(
                 task,
@@ -257,15 +256,14 @@ impl Sim {
         let ck = self.history.get_mut(c).expect("a completing checkpoint is never folded");
         ck.completed = true;
         let (start, seq) = (ck.start_lsn, ck.sequence);
-        let pos = self.cil.committing.iter().position(|x| x.sequence == seq).expect("completing a committing context");
-        let ctx = self.cil.committing.remove(pos);
+        let ctx = self.cil.remove_committing(seq).expect("completing a committing context");
         self.emit(TASK_IOEND, TraceKind::CheckpointDone { ckpt: c, start });
         if self.devs[0].journaling() {
             self.devs[0].note(crate::device::DevIo::Mark(format!("checkpoint-{c}")));
         }
         let mut freed = false;
         let was_empty = self.ail.is_empty();
-        for &id in ctx.items.keys() {
+        for &id in ctx.items().keys() {
             let old = self.ail.lsn(id).unwrap_or(Lsn::ZERO);
             if matches!(self.ail.update(id, start), AilUpdate::Insert | AilUpdate::Move { .. }) {
                 let inode = self.items[id as usize].kind.is_inode();
@@ -295,7 +293,7 @@ impl Sim {
         if self.fold_batch > 0 {
             // An fsync workload folds only acknowledged checkpoints: `ack_fsync` searches above them.
             let limit = if self.scenario.fsync { self.history.acked } else { u32::MAX };
-            self.history.fold_behind(Lsn::new(self.log.curr_cycle, self.log.curr_block), limit, self.fold_batch);
+            self.history.fold_behind(self.log.curr_lsn(), limit, self.fold_batch);
         }
     }
 
@@ -318,14 +316,13 @@ impl Sim {
     pub(super) fn xfs_log_force_async(&mut self, task: u32) {
         self.counters.log_forces += 1;
         self.emit(task, TraceKind::LogForce { lsn: Lsn::ZERO });
-        if !self.cil.ctx.items.is_empty() {
-            self.cil.push_commit_stable = true;
-            if self.cil.push_seq < self.cil.ctx.sequence {
-                self.cil.push_seq = self.cil.ctx.sequence;
+        if !self.cil.ctx().items().is_empty() {
+            self.cil.set_push_commit_stable();
+            if self.cil.request_push(self.cil.ctx().sequence()) {
                 self.queue_push();
             }
         }
-        let mut i = self.log.l_iclog;
+        let mut i = self.log.l_iclog();
         let ic = self.log.iclog(i);
         if ic.state == IclogState::Dirty || (ic.state == IclogState::Active && ic.refcnt == 0 && ic.offset == 0) {
             i = self.log.prev(i);

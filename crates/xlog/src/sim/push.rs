@@ -171,7 +171,7 @@ impl Sim {
     }
 
     fn ctx_mut(&mut self, seq: u64) -> &mut CilCtx {
-        self.cil.committing.iter_mut().find(|c| c.sequence == seq).expect("pushing a committing context")
+        self.cil.committing_ctx(seq).expect("pushing a committing context")
     }
 
     pub(super) fn pusher_run(&mut self, k: u32) {
@@ -211,28 +211,28 @@ impl Sim {
         let p = &mut self.pushers[k as usize];
         p.run_start_ns = self.now;
         self.counters.push_dispatch_ns.saturating_record(self.now - p.queued_at);
-        let used = self.cil.ctx.space_used;
+        let used = self.cil.ctx().space_used();
         let wake = match self.scenario.throttle {
             Throttle::V57 => true,
             // 5.9: only when the context being pushed is over the hard limit: the hang.
             Throttle::V59 => used >= xlog_cil_blocking_space_limit(&self.geo) as i64,
-            Throttle::Fixed => !self.cil.push_wait.is_empty(),
+            Throttle::Fixed => !self.cil.push_waiters().is_empty(),
         };
-        if !self.cil.push_wait.is_empty() {
-            let depth = self.cil.push_wait.len() as u32;
+        if !self.cil.push_waiters().is_empty() {
+            let depth = self.cil.push_waiters().len() as u32;
             self.counters.checkpoints_throttled += 1;
             self.emit(task, TraceKind::CilPushWake { depth, woken: wake });
         }
         if wake {
-            let waiters = std::mem::take(&mut self.cil.push_wait);
+            let waiters = self.cil.take_push_waiters();
             self.wake_all(waiters);
-        } else if !self.cil.push_wait.is_empty() {
+        } else if !self.cil.push_waiters().is_empty() {
             self.counters.cil_throttle_wakes_skipped += 1;
         }
-        let commit_stable = std::mem::take(&mut self.cil.push_commit_stable);
-        if self.cil.ctx.items.is_empty() || self.cil.push_seq < self.cil.ctx.sequence {
-            if self.cil.ctx.items.is_empty() {
-                self.cil.push_seq = 0;
+        let commit_stable = self.cil.take_push_commit_stable();
+        if self.cil.ctx().items().is_empty() || self.cil.push_seq() < self.cil.ctx().sequence() {
+            if self.cil.ctx().items().is_empty() {
+                self.cil.clear_push_seq();
             }
             return self.push_idle(k);
         }
@@ -240,34 +240,31 @@ impl Sim {
         let tid = self.rng.next_u32();
         let mut t = Ticket::new(tid, self.ctx_unit_res, 1, false);
         t.curr_res = 0;
-        let next = CilCtx::new(self.cil.ctx.sequence + 1, t);
-        let mut ctx = std::mem::replace(&mut self.cil.ctx, next);
-        self.cil.switch_space(&self.geo);
+        let ctx = self.cil.xlog_cil_ctx_switch(&self.geo, t);
         // Build the checkpoint: transaction header, then every item's regions.
         // Sized up front: the CIL's space covers every region (a big checkpoint would
         // otherwise grow its buffer by copying it over and over).
-        let mut buf = Vec::with_capacity(TRANS_HDR as usize + ctx.space_used.max(0) as usize);
-        buf.extend_from_slice(&format::trans_header(ctx.ticket.tid, ctx.nvecs));
-        let mut ops = Vec::with_capacity(2 + ctx.nvecs as usize);
+        let mut buf = Vec::with_capacity(TRANS_HDR as usize + ctx.space_used().max(0) as usize);
+        buf.extend_from_slice(&format::trans_header(ctx.ticket().tid, ctx.nvecs()));
+        let mut ops = Vec::with_capacity(2 + ctx.nvecs() as usize);
         ops.push(Op { flags: XLOG_START_TRANS, start: 0, len: 0, prepaid: false });
         ops.push(Op { flags: 0, start: 0, len: buf.len() as u32, prepaid: true });
-        for (&id, lv) in &ctx.items {
+        for (&id, lv) in ctx.items() {
             let daddr = self.items[id as usize].daddr;
             append_item_regions(&mut buf, id, daddr, lv.version, lv.kind, |start, len| {
                 ops.push(Op { flags: 0, start, len, prepaid: true })
             });
         }
-        ctx.ticket.curr_res -= (TRANS_HDR + OP_HDR) as i64;
-        let seq = ctx.sequence;
-        self.counters.checkpoint_bytes.saturating_record(ctx.space_used.max(1) as u64);
-        self.cil.committing.push(ctx);
+        ctx.charge_ticket((TRANS_HDR + OP_HDR) as i64);
+        let seq = ctx.sequence();
+        self.counters.checkpoint_bytes.saturating_record(ctx.space_used().max(1) as u64);
         let p = &mut self.pushers[k as usize];
         p.seq = seq;
         p.cursor = Cursor { buf, ops, idx: 0, off: 0, started: false };
         p.phase = Phase::Body;
         p.iclogs_used = 0;
         p.commit_stable = commit_stable;
-        p.preflush_tail = self.log.tail_lsn;
+        p.preflush_tail = self.log.tail_lsn();
         self.emit(task, TraceKind::CilPush { seq });
         // Walking and sorting the log vector chain takes CPU time that grows with the
         // checkpoint: a big checkpoint's start record can trail a smaller, later one's.
@@ -291,10 +288,8 @@ impl Sim {
     /// `xlog_cil_order_write(_START_RECORD)` when start records are ordered.
     fn push_order_start(&mut self, k: u32) {
         let seq = self.pushers[k as usize].seq;
-        if self.scenario.start_record_order == StartRecordOrder::Ordered
-            && self.cil.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero())
-        {
-            self.cil.start_wait.push(Self::task(k));
+        if self.scenario.start_record_order == StartRecordOrder::Ordered && self.cil.start_pending_before(seq) {
+            self.cil.wait_start(Self::task(k));
             self.set_push_state(k as usize, PushState::StartOrderWait);
             return;
         }
@@ -305,8 +300,8 @@ impl Sim {
     /// `xlog_cil_order_write(_COMMIT_RECORD)`: commit records go out in sequence order.
     fn push_order_commit(&mut self, k: u32) {
         let seq = self.pushers[k as usize].seq;
-        if self.cil.committing.iter().any(|c| c.sequence < seq && c.commit_lsn.is_zero()) {
-            self.cil.commit_wait.push(Self::task(k));
+        if self.cil.commit_pending_before(seq) {
+            self.cil.wait_commit(Self::task(k));
             self.set_push_state(k as usize, PushState::CommitOrderWait);
             return;
         }
@@ -367,7 +362,7 @@ impl Sim {
         let mut nops = 0;
         let mut written = 0u64;
         let lsn = self.log.iclog(i).lsn;
-        let tid = self.ctx_mut(seq).ticket.tid;
+        let tid = self.ctx_mut(seq).ticket().tid;
         loop {
             let c = &self.pushers[ki].cursor;
             if c.idx >= c.ops.len() || end - pos < OP_HDR as usize {
@@ -434,20 +429,17 @@ impl Sim {
 
     /// Charges the checkpoint's context ticket (an overrun is the monitor's to count).
     pub(super) fn charge_ctx(&mut self, seq: u64, bytes: i64) {
-        let t = &mut self.ctx_mut(seq).ticket;
-        let before = t.curr_res;
-        t.curr_res -= bytes;
-        let after = t.curr_res;
+        let (before, after) = self.ctx_mut(seq).charge_ticket(bytes);
         self.monitor.ticket_charged(before, after);
     }
 
     /// `xlog_cil_set_ctx_write_state` for the start record.
     fn start_record_written(&mut self, k: u32, i: usize, lsn: Lsn) {
         let seq = self.pushers[k as usize].seq;
-        let older_pending = self.cil.committing.iter().any(|c| c.sequence < seq && c.start_lsn.is_zero());
+        let older_pending = self.cil.start_pending_before(seq);
         self.monitor.start_record_written(older_pending);
-        self.ctx_mut(seq).start_lsn = lsn;
-        let waiters = std::mem::take(&mut self.cil.start_wait);
+        self.ctx_mut(seq).set_start_record(lsn);
+        let waiters = self.cil.take_start_waiters();
         self.wake_all(waiters);
         if self.scenario.flush == FlushPolicy::Upstream {
             // 919edbadebe1: the start-record iclog carries PREFLUSH.
@@ -461,12 +453,10 @@ impl Sim {
         let seq = self.pushers[k as usize].seq;
         let id = self.history.len();
         let ctx = self.ctx_mut(seq);
-        ctx.commit_lsn = lsn;
-        ctx.commit_iclog = Some(i as u32);
-        ctx.ckpt = Some(id);
-        let start_lsn = ctx.start_lsn;
-        let items = ctx.items.iter().map(|(&item, lv)| (item, lv.version)).collect();
-        let freed = ctx.items.iter().filter(|(_, lv)| lv.kind.is_stale()).map(|(&item, _)| item).collect();
+        ctx.set_commit_record(lsn, i as u32, id);
+        let start_lsn = ctx.start_lsn();
+        let items = ctx.items().iter().map(|(&item, lv)| (item, lv.version)).collect();
+        let freed = ctx.items().iter().filter(|(_, lv)| lv.kind.is_stale()).map(|(&item, _)| item).collect();
         self.history.push(CheckpointRecord {
             sequence: seq,
             items,
@@ -477,7 +467,7 @@ impl Sim {
         });
         self.counters.commit_records += 1;
         self.log.xlog_cil_attach_callback(i, id);
-        let waiters = std::mem::take(&mut self.cil.commit_wait);
+        let waiters = self.cil.take_commit_waiters();
         self.wake_all(waiters);
         self.emit(Self::task(k), TraceKind::TxCommit { ckpt: id, start: start_lsn, commit: lsn });
     }
@@ -507,8 +497,8 @@ impl Sim {
         let ki = k as usize;
         let seq = self.pushers[ki].seq;
         let ctx = self.ctx_mut(seq);
-        let (start_lsn, commit_lsn) = (ctx.start_lsn, ctx.commit_lsn);
-        let ci = ctx.commit_iclog.expect("commit record written") as usize;
+        let (start_lsn, commit_lsn) = (ctx.start_lsn(), ctx.commit_lsn());
+        let ci = ctx.commit_iclog().expect("commit record written") as usize;
         let waited = matches!(self.pushers[ki].state, PushState::PrevWait { .. });
         if !waited && start_lsn != commit_lsn {
             if let Some(j) = self.iclog_to_wait_on(ci, start_lsn, commit_lsn) {
@@ -525,7 +515,7 @@ impl Sim {
                     self.log.iclog_set_flags(ci, XLOG_ICL_NEED_FLUSH);
                 }
                 let moved =
-                    self.scenario.flush == FlushPolicy::V514 && self.log.tail_lsn != self.pushers[ki].preflush_tail;
+                    self.scenario.flush == FlushPolicy::V514 && self.log.tail_lsn() != self.pushers[ki].preflush_tail;
                 self.counters.tail_moved_after_flush += moved as u64;
                 self.counters.tail_moved_fua_only += (moved && start_lsn == commit_lsn) as u64;
                 if moved && self.scenario.tail_update == TailUpdate::Fixed {
@@ -546,12 +536,9 @@ impl Sim {
         }
         // 6.x: the context ticket is given back after the commit iclog is released.
         let ctx = self.ctx_mut(seq);
-        let mut t = ctx.ticket.clone();
-        ctx.ticket.curr_res = 0;
+        let mut t = ctx.ticket_ungrant();
         let bytes = t.ungrant_bytes();
-        let lb = self.geo.log_bytes;
-        self.log.reserve_head.sub(lb, bytes);
-        self.log.write_head.sub(lb, bytes);
+        self.log.xlog_grant_sub_space(bytes);
         self.xfs_log_space_wake();
         self.counters.checkpoint_iclogs += self.pushers[ki].iclogs_used as u64;
         self.push_idle(k);

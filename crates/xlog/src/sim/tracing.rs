@@ -18,13 +18,13 @@ impl Sim {
 
     fn grant_view(&self) -> GrantView {
         GrantView {
-            reserveq_active: !self.log.reserve_waiters.is_empty(),
-            writeq_active: !self.log.write_waiters.is_empty(),
-            reserve: self.log.reserve_head,
-            write: self.log.write_head,
-            curr_cycle: self.log.curr_cycle,
-            curr_block: self.log.curr_block,
-            tail: self.log.tail_lsn,
+            reserveq_active: !self.log.reserve_waiters().is_empty(),
+            writeq_active: !self.log.write_waiters().is_empty(),
+            reserve: self.log.reserve_head(),
+            write: self.log.write_head(),
+            curr_cycle: self.log.curr_cycle(),
+            curr_block: self.log.curr_block(),
+            tail: self.log.tail_lsn(),
         }
     }
 

@@ -66,20 +66,20 @@ impl Sim {
         View {
             now_ns: self.now,
             iclogs: self.log.iclogs().iter().map(|ic| self.iclog_view(ic)).collect(),
-            head_iclog: self.log.l_iclog as u32,
-            curr_lsn: Lsn::new(self.log.curr_cycle, self.log.curr_block),
-            tail_lsn: self.log.tail_lsn,
-            last_sync_lsn: self.log.last_sync_lsn,
+            head_iclog: self.log.l_iclog() as u32,
+            curr_lsn: self.log.curr_lsn(),
+            tail_lsn: self.log.tail_lsn(),
+            last_sync_lsn: self.log.last_sync_lsn(),
             log_bb: self.geo.log_bb,
             reserve_free_bytes: self.log.reserve_space_left(),
-            reserve_waiters: self.log.reserve_waiters.len() as u32,
-            write_waiters: self.log.write_waiters.len() as u32,
+            reserve_waiters: self.log.reserve_waiters().len() as u32,
+            write_waiters: self.log.write_waiters().len() as u32,
             ail_items: self.ail.len() as u32,
-            cil_sequence: self.cil.ctx.sequence,
-            cil_space_used: self.cil.ctx.space_used,
+            cil_sequence: self.cil.ctx().sequence(),
+            cil_space_used: self.cil.ctx().space_used(),
             cil_blocking_limit: xlog_cil_blocking_space_limit(&self.geo),
-            cil_throttle_depth: self.cil.push_wait.len() as u32,
-            checkpoints_committing: self.cil.committing.len() as u32,
+            cil_throttle_depth: self.cil.push_waiters().len() as u32,
+            checkpoints_committing: self.cil.committing().len() as u32,
             writer_states: self.writers.iter().map(|w| w.state).collect(),
             pusher_states: self.pushers.iter().map(|p| p.state).collect(),
             transactions: self.counters.transactions,
@@ -311,8 +311,8 @@ impl Sim {
                     write_waiters: ic.write_wait.clone(),
                 })
                 .collect(),
-            head: self.log.l_iclog as u32,
-            noiclog_waiters: self.log.flush_wait.clone(),
+            head: self.log.l_iclog() as u32,
+            noiclog_waiters: self.log.flush_waiters().to_vec(),
         }
     }
 
@@ -333,21 +333,21 @@ impl Sim {
             in_transactions,
             log_bb: self.geo.log_bb,
             log_bytes: self.geo.log_bytes,
-            head_lsn: Lsn::new(l.curr_cycle, l.curr_block),
-            tail_lsn: l.tail_lsn,
-            last_sync_lsn: l.last_sync_lsn,
-            reserve: head(l.reserve_head, l.reserve_space_left(), &l.reserve_waiters),
-            write: head(l.write_head, l.write_space_left(), &l.write_waiters),
+            head_lsn: l.curr_lsn(),
+            tail_lsn: l.tail_lsn(),
+            last_sync_lsn: l.last_sync_lsn(),
+            reserve: head(l.reserve_head(), l.reserve_space_left(), l.reserve_waiters()),
+            write: head(l.write_head(), l.write_space_left(), l.write_waiters()),
             tail_push_threshold_bb: xlog_grant_push_threshold_bb(&self.geo, 0),
-            ail_target: self.ail.target,
+            ail_target: self.ail.target(),
             checkpoints: {
                 // Written checkpoints, then those whose records are being written (no commit
                 // record yet): the newest VIEW_LIST_MAX.
                 let writing =
-                    self.cil.committing.iter().filter(|x| x.start_lsn.0 != 0 && x.commit_lsn.0 == 0).map(|x| {
+                    self.cil.committing().iter().filter(|x| x.start_lsn().0 != 0 && x.commit_lsn().0 == 0).map(|x| {
                         CheckpointPanel {
-                            sequence: x.sequence,
-                            start_lsn: x.start_lsn,
+                            sequence: x.sequence(),
+                            start_lsn: x.start_lsn(),
                             commit_lsn: Lsn::ZERO,
                             completed: false,
                         }
@@ -372,25 +372,25 @@ impl Sim {
     pub fn cil_view(&self) -> CilView {
         let c = &self.cil;
         CilView {
-            sequence: c.ctx.sequence,
-            space_used: c.ctx.space_used,
-            space_counted: c.ctx.space_counted,
-            pcp_fold: if c.pcp_used.is_empty() { 0 } else { xlog_cil_space_limit(&self.geo) / c.pcp_used.len() as u32 },
-            pcp_counting: c.pcp_space,
-            items: c.ctx.items.len() as u32,
+            sequence: c.ctx().sequence(),
+            space_used: c.ctx().space_used(),
+            space_counted: c.ctx().space_counted(),
+            pcp_fold: if c.pcp_cpus() == 0 { 0 } else { xlog_cil_space_limit(&self.geo) / c.pcp_cpus() as u32 },
+            pcp_counting: c.pcp_counting(),
+            items: c.ctx().items().len() as u32,
             space_limit: xlog_cil_space_limit(&self.geo),
             blocking_limit: xlog_cil_blocking_space_limit(&self.geo),
-            throttled: c.push_wait.clone(),
-            push_seq: c.push_seq,
+            throttled: c.push_waiters().to_vec(),
+            push_seq: c.push_seq(),
             committing: c
-                .committing
+                .committing()
                 .iter()
                 .map(|x| CommittingPanel {
-                    sequence: x.sequence,
-                    space_used: x.space_used,
-                    items: x.items.len() as u32,
-                    start_lsn: x.start_lsn,
-                    commit_lsn: x.commit_lsn,
+                    sequence: x.sequence(),
+                    space_used: x.space_used(),
+                    items: x.items().len() as u32,
+                    start_lsn: x.start_lsn(),
+                    commit_lsn: x.commit_lsn(),
                 })
                 .collect(),
             pushers: self.pushers.iter().map(|p| p.state).collect(),
@@ -454,7 +454,7 @@ impl Sim {
             items: self.ail.len() as u32,
             tail_lsn: self.ail.min_lsn(),
             head_lsn: self.ail.max_lsn(),
-            target: self.ail.target,
+            target: self.ail.target(),
             xfsaild_idle: self.aild.idle(),
             xfsaild: self.scenario.xfsaild,
             ail_push: self.scenario.ail_push,

@@ -32,7 +32,7 @@ impl Watch {
                 (n > 0).then(|| "the first cache flush was issued".to_string())
             }
             Watch::ThrottleDepthAbove(k) => {
-                let d = sim.cil.push_wait.len() as u32;
+                let d = sim.cil.push_waiters().len() as u32;
                 (d > k).then(|| format!("throttle queue depth {d} > {k}"))
             }
             Watch::TaskWaitingLonger(t) => sim.longest_wait().filter(|&(_, w)| w > t).map(|(task, w)| {
@@ -94,7 +94,7 @@ mod tests {
         let (w, what) = hit.expect("the throttle queue grows past 2");
         assert_eq!(w, Watch::ThrottleDepthAbove(2));
         assert!(what.contains("depth 3 > 2"), "{what}");
-        assert_eq!(sim.cil.push_wait.len(), 3, "stopped on the third sleeper, not later");
+        assert_eq!(sim.cil.push_waiters().len(), 3, "stopped on the third sleeper, not later");
         // A straight run to the same event count is the same state.
         let mut straight = Sim::new(&s).unwrap();
         while straight.events() < ran {

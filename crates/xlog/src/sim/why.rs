@@ -37,7 +37,7 @@ impl Sim {
             }
             WriterState::GrantWait => {
                 let need = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
-                let ahead = self.log.reserve_waiters.iter().take_while(|g| g.task != w).count();
+                let ahead = self.log.reserve_waiters().iter().take_while(|g| g.task != w).count();
                 why.push(format!(
                     "xlog_grant_head_wait on the reserve grant head: needs {} KiB, {} KiB free, {ahead} tasks ahead (FIFO)",
                     need / 1024,
@@ -56,8 +56,8 @@ impl Sim {
             WriterState::Throttled => {
                 why.push(format!(
                     "xc_push_wait: the CIL holds {} KiB, at or past its blocking limit; {} tasks throttled",
-                    self.cil.ctx.space_used / 1024,
-                    self.cil.push_wait.len()
+                    self.cil.ctx().space_used() / 1024,
+                    self.cil.push_waiters().len()
                 ));
                 self.why_push(&mut why);
             }
@@ -124,7 +124,7 @@ impl Sim {
     /// What holds the tail back: the oldest AIL item and why it is not written back yet.
     fn why_tail(&self, why: &mut Vec<String>) {
         let Some((lsn, id)) = self.ail.oldest().next() else {
-            why.push(format!("the tail ({}) waits for log I/O to complete (the AIL is empty)", self.log.tail_lsn));
+            why.push(format!("the tail ({}) waits for log I/O to complete (the AIL is empty)", self.log.tail_lsn()));
             return;
         };
         let item = &self.items[id as usize];
@@ -133,12 +133,12 @@ impl Sim {
         } else if item.flushing.is_some() {
             "being written back by xfsaild".to_string()
         } else {
-            format!("waiting for xfsaild (push target {})", self.ail.target)
+            format!("waiting for xfsaild (push target {})", self.ail.target())
         };
         why.push(format!("the tail is at {lsn}, held by AIL item {id} ({state})"));
         if item.pinned > 0 {
-            if let Some(c) = self.cil.committing.iter().find(|c| c.items.contains_key(&id)) {
-                why.push(format!("checkpoint {} is being pushed (commit LSN {})", c.sequence, c.commit_lsn));
+            if let Some(c) = self.cil.committing().iter().find(|c| c.items().contains_key(&id)) {
+                why.push(format!("checkpoint {} is being pushed (commit LSN {})", c.sequence(), c.commit_lsn()));
             }
         }
     }
@@ -157,10 +157,10 @@ impl Sim {
         } else {
             why.extend(busy);
         }
-        if !self.log.flush_wait.is_empty() {
+        if !self.log.flush_waiters().is_empty() {
             why.push(format!(
                 "l_flush_wait: no ACTIVE iclog at the ring head (iclog {} is {})",
-                self.log.l_iclog,
+                self.log.l_iclog(),
                 self.log.head_iclog().state.kernel_name()
             ));
         }

@@ -188,12 +188,12 @@ impl Sim {
         wr.ticket = Some(t.clone());
         self.trace_grant(w, GrantEvent::Reserve, &t);
         self.grant_push_ail(need);
-        if !self.log.reserve_waiters.is_empty() {
+        if !self.log.reserve_waiters().is_empty() {
             self.grant_head_wake();
         }
-        if !self.log.reserve_waiters.is_empty() || self.log.reserve_space_left() < need {
+        if !self.log.reserve_waiters().is_empty() || self.log.reserve_space_left() < need {
             self.counters.grant_head_waits += 1;
-            self.log.reserve_waiters.push_back(GrantWaiter { task: w, need });
+            self.log.xlog_grant_head_wait(GrantWaiter { task: w, need });
             self.writers[w as usize].state = WriterState::GrantWait;
             if self.scenario.ail_push == AilPush::Upstream {
                 // 6.11+ `xlog_grant_head_wait`: push on the AIL to free up all the log space.
@@ -202,9 +202,7 @@ impl Sim {
             self.trace_grant(w, GrantEvent::Sleep, &t);
             return;
         }
-        let lb = self.geo.log_bytes;
-        self.log.reserve_head.add(lb, need);
-        self.log.write_head.add(lb, need);
+        self.log.xlog_grant_add_space(need);
         self.trace_grant(w, GrantEvent::ReserveExit, &t);
         self.tx_body(w);
     }
@@ -260,7 +258,7 @@ impl Sim {
     pub(super) fn grant_head_wake(&mut self) {
         let mut free = self.log.reserve_space_left();
         let mut woken = 0;
-        while let Some(front) = self.log.reserve_waiters.front().cloned() {
+        while let Some(front) = self.log.reserve_waiters().front().cloned() {
             if free < front.need {
                 if woken == 0 {
                     self.grant_push_ail(front.need);
@@ -268,10 +266,8 @@ impl Sim {
                 break;
             }
             free -= front.need;
-            self.log.reserve_waiters.pop_front();
-            let lb = self.geo.log_bytes;
-            self.log.reserve_head.add(lb, front.need);
-            self.log.write_head.add(lb, front.need);
+            self.log.xlog_grant_head_wake_first();
+            self.log.xlog_grant_add_space(front.need);
             let t = self.writers[front.task as usize].ticket.clone().expect("waiter has a ticket");
             self.trace_grant(front.task, GrantEvent::WakeUp, &t);
             self.wake(front.task);
@@ -284,7 +280,7 @@ impl Sim {
     fn xlog_cil_commit(&mut self, w: TaskId) {
         let wi = w as usize;
         let changes = self.workload_changes(w);
-        let seq = self.cil.ctx.sequence;
+        let seq = self.cil.ctx().sequence();
         let round = self.scenario.shadow_round;
         let mut formatted = Vec::with_capacity(changes.len());
         for &(id, kind) in &changes {
@@ -316,9 +312,7 @@ impl Sim {
         let mut t = self.writers[wi].ticket.take().expect("ticket");
         self.trace_grant(w, GrantEvent::Ungrant, &t);
         let bytes = t.ungrant_bytes();
-        let lb = self.geo.log_bytes;
-        self.log.reserve_head.sub(lb, bytes);
-        self.log.write_head.sub(lb, bytes);
+        self.log.xlog_grant_sub_space(bytes);
         self.trace_grant(w, GrantEvent::UngrantExit, &t);
         self.xfs_log_space_wake();
         // `tx_count` counts operations: an append's timestamp update is the first half of one.
@@ -335,24 +329,22 @@ impl Sim {
     /// `xlog_cil_push_background`: queue a push past the space limit; throttle committers
     /// past the blocking limit (and, once engaged, all of them with the fixed throttle).
     fn xlog_cil_push_background(&mut self, w: TaskId) {
-        let used = self.cil.ctx.space_counted;
-        if used >= xlog_cil_space_limit(&self.geo) as i64 && self.cil.push_seq < self.cil.ctx.sequence {
-            self.cil.push_seq = self.cil.ctx.sequence;
+        let used = self.cil.ctx().space_counted();
+        if used >= xlog_cil_space_limit(&self.geo) as i64 && self.cil.request_push(self.cil.ctx().sequence()) {
             self.counters.background_pushes += 1;
             self.queue_push();
         }
         let over = used >= xlog_cil_blocking_space_limit(&self.geo) as i64;
         let engage = match self.scenario.throttle {
             Throttle::V57 | Throttle::V59 => over,
-            Throttle::Fixed => over || !self.cil.push_wait.is_empty(),
+            Throttle::Fixed => over || !self.cil.push_waiters().is_empty(),
         };
         if engage {
-            let t = self.cil.ctx.ticket.clone();
+            let t = self.cil.ctx().ticket().clone();
             self.trace_grant(w, GrantEvent::CilWait, &t);
-            self.cil.push_wait.push(w);
+            let depth = self.cil.throttle(w);
             self.counters.cil_throttle_waits += 1;
-            self.counters.cil_throttle_depth_max =
-                self.counters.cil_throttle_depth_max.max(self.cil.push_wait.len() as u64);
+            self.counters.cil_throttle_depth_max = self.counters.cil_throttle_depth_max.max(depth as u64);
             self.writers[w as usize].state = WriterState::Throttled;
             return;
         }
@@ -459,21 +451,19 @@ impl Sim {
     /// The rest of `xlog_cil_force_seq`, once the pushes before it are done.
     fn force_seq_pushed(&mut self, w: TaskId) {
         let seq = self.writers[w as usize].seq;
-        if seq == self.cil.ctx.sequence && !self.cil.ctx.items.is_empty() && self.cil.push_seq < seq {
-            self.cil.push_seq = seq;
+        if seq == self.cil.ctx().sequence() && !self.cil.ctx().items().is_empty() && self.cil.request_push(seq) {
             self.queue_push();
         }
-        let pending = seq >= self.cil.ctx.sequence
-            || self.cil.committing.iter().any(|c| c.sequence <= seq && c.commit_lsn.is_zero());
+        let pending = seq >= self.cil.ctx().sequence() || self.cil.commit_pending_before(seq + 1);
         if pending {
-            self.cil.commit_wait.push(w);
+            self.cil.wait_commit(w);
             self.writers[w as usize].state = WriterState::CommitWait;
             return;
         }
-        match self.cil.committing.iter().find(|c| c.sequence == seq) {
-            Some(c) => {
-                self.writers[w as usize].commit_lsn = c.commit_lsn;
-                self.emit(w, TraceKind::LogForce { lsn: c.commit_lsn });
+        match self.cil.committing().iter().find(|c| c.sequence() == seq).map(|c| c.commit_lsn()) {
+            Some(commit_lsn) => {
+                self.writers[w as usize].commit_lsn = commit_lsn;
+                self.emit(w, TraceKind::LogForce { lsn: commit_lsn });
                 self.xlog_force_lsn(w);
             }
             None => self.force_done(w), // the checkpoint already completed
