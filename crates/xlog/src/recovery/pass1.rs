@@ -1,0 +1,234 @@
+//! Pass 1 (`xlog_do_recovery_pass` with `XLOG_RECOVER_PASS1`): the records from tail to head
+//! rebuilt into transactions by ticket id, each committed one's log items, and the cancel
+//! records of each buffer (`xlog_recover_buf_commit_pass1`).
+
+use super::head::{find_head, log_is_empty, settle_head_and_tail};
+use super::reader::{LogReader, Rec};
+use super::RecoveryReport;
+use crate::format::{
+    self, OpHeader, BLF_HDR, XFS_BLF_CANCEL, XFS_LI_BUF, XFS_LI_INODE, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS,
+    XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
+};
+use crate::units::Lsn;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+#[derive(Default)]
+pub(super) struct Trans {
+    pub(super) tid: u32,
+    pub(super) r_lsn: Lsn,
+    regions: Vec<Region>,
+}
+
+/// A region of a transaction: a slice of one record's data, or the parts of a region split
+/// over records joined.
+pub(super) enum Region {
+    In(Rc<Rec>, std::ops::Range<usize>),
+    Joined(Vec<u8>),
+}
+
+impl std::ops::Deref for Region {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Region::In(r, range) => &r.data[range.clone()],
+            Region::Joined(v) => v,
+        }
+    }
+}
+
+/// What recovery learns from the log alone (the same for every image with these log bytes):
+/// pass 1's report and, for a dirty log, each committed transaction's items and the cancel
+/// records of each buffer.
+#[derive(Debug)]
+pub(super) struct LogWalk {
+    pub(super) rep: RecoveryReport,
+    pub(super) committed: Vec<(Lsn, Vec<LogItem>)>,
+    pub(super) cancelled: BTreeMap<u64, u32>,
+    /// The first `shared_txns` committed transactions lie wholly in records every state of
+    /// the crash point reads alike, walked from the record at `first_blk`: walks with the same
+    /// pair share them (`point::Prefix`).
+    pub(super) shared_txns: usize,
+    pub(super) first_blk: u32,
+}
+
+pub(super) fn log_walk<R: LogReader>(img: &R) -> Result<LogWalk, String> {
+    match pass1(img)? {
+        Walk::Done(rep) => {
+            Ok(LogWalk { rep, committed: Vec::new(), cancelled: BTreeMap::new(), shared_txns: 0, first_blk: u32::MAX })
+        }
+        Walk::Replay { rep, committed, shared_txns } => {
+            let cancelled = count_cancels(&committed)?;
+            let first_blk = rep.records_found.first().map_or(u32::MAX, |r| r.0);
+            let committed = committed.iter().map(|t| Ok((t.r_lsn, log_items(t)?))).collect::<Result<_, String>>()?;
+            Ok(LogWalk { rep, committed, cancelled, shared_txns, first_blk })
+        }
+    }
+}
+
+/// Pass 1: head, tail, the records between and the transactions they hold.
+pub(super) enum Walk {
+    /// Empty or clean: nothing to replay.
+    Done(RecoveryReport),
+    Replay {
+        rep: RecoveryReport,
+        committed: Vec<Trans>,
+        /// Committed transactions whose records are all shared (`LogWalk::shared_txns`).
+        shared_txns: usize,
+    },
+}
+
+pub(super) fn pass1<R: LogReader>(img: &R) -> Result<Walk, String> {
+    let mut rep = RecoveryReport::blank();
+    let head = find_head(img)?;
+    rep.head_blk = head;
+    if log_is_empty(img, head) {
+        rep.empty = true;
+        return Ok(Walk::Done(rep));
+    }
+    let span = settle_head_and_tail(img, head, &mut rep)?;
+    rep.head_blk = span.head;
+    rep.tail_blk = span.tail;
+    rep.records = span.records.len() as u32;
+    rep.records_found = span.records.iter().map(|r| (r.blk, r.lsn, r.total_bb)).collect();
+    rep.clean = unmount_record_last(&span.records);
+    if rep.clean {
+        // A clean log needs no replay: everything is in place.
+        return Ok(Walk::Done(rep));
+    }
+    // Records before the first one a surviving write may change read alike in every state.
+    let shared_records = img.shared_records(&span.records);
+    let (committed, uncommitted, shared_txns) = rebuild_transactions(&span.records, shared_records)?;
+    rep.transactions_uncommitted = uncommitted;
+    Ok(Walk::Replay { rep, committed, shared_txns })
+}
+
+/// `xlog_check_unmount_rec`: a lone unmount record right before the head means clean.
+fn unmount_record_last(records: &[Rc<Rec>]) -> bool {
+    records.last().is_some_and(|r| {
+        r.num_logops == 1 && r.data.len() >= 12 && OpHeader::read(&r.data).flags & XLOG_UNMOUNT_TRANS != 0
+    })
+}
+
+/// Rebuilds transactions by tid from the records' op headers: the committed ones in commit
+/// order, how many were started but not committed, and how many committed within the first
+/// `shared_records` records.
+fn rebuild_transactions(records: &[Rc<Rec>], shared_records: usize) -> Result<(Vec<Trans>, u32, usize), String> {
+    let mut open: BTreeMap<u32, Trans> = BTreeMap::new();
+    let mut committed: Vec<Trans> = Vec::new();
+    let mut shared_txns = 0;
+    for (i, r) in records.iter().enumerate() {
+        if i == shared_records {
+            shared_txns = committed.len();
+        }
+        let mut off = 0usize;
+        for _ in 0..r.num_logops {
+            if off + 12 > r.data.len() {
+                return Err(format!("op header past the end of record at block {}", r.blk));
+            }
+            let oh = OpHeader::read(&r.data[off..]);
+            off += 12;
+            let end = off + oh.len as usize;
+            if end > r.data.len() {
+                return Err(format!("op length {} past the end of record at block {}", oh.len, r.blk));
+            }
+            let body = &r.data[off..end];
+            off = end;
+            if oh.clientid != format::XFS_TRANSACTION && oh.clientid != format::XFS_LOG {
+                return Err(format!("bad client id {:#x} in record at block {}", oh.clientid, r.blk));
+            }
+            if oh.flags & XLOG_UNMOUNT_TRANS != 0 {
+                continue;
+            }
+            let Some(t) = open.get_mut(&oh.tid) else {
+                if oh.flags & XLOG_START_TRANS != 0 {
+                    open.insert(oh.tid, Trans { tid: oh.tid, r_lsn: r.lsn, regions: Vec::new() });
+                }
+                continue;
+            };
+            if oh.flags & XLOG_COMMIT_TRANS != 0 {
+                committed.push(open.remove(&oh.tid).expect("present"));
+                continue;
+            }
+            if oh.flags & XLOG_WAS_CONT_TRANS != 0 {
+                let last = t.regions.last_mut().ok_or("continued region without a first part")?;
+                if let Region::In(..) = last {
+                    *last = Region::Joined(last.to_vec());
+                }
+                if let Region::Joined(v) = last {
+                    v.extend_from_slice(body);
+                }
+            } else if !body.is_empty() {
+                t.regions.push(Region::In(r.clone(), off - body.len()..off));
+            }
+        }
+    }
+    if records.len() <= shared_records {
+        shared_txns = committed.len();
+    }
+    Ok((committed, open.len() as u32, shared_txns))
+}
+
+/// Pass 1 (`xlog_recover_buf_commit_pass1`): the cancel records of each buffer, by block.
+pub(super) fn count_cancels(committed: &[Trans]) -> Result<BTreeMap<u64, u32>, String> {
+    let mut cancelled: BTreeMap<u64, u32> = BTreeMap::new();
+    for t in committed {
+        for it in log_items(t)? {
+            if it.cancel {
+                *cancelled.entry(it.blkno).or_default() += 1;
+            }
+        }
+    }
+    Ok(cancelled)
+}
+
+/// One log item of a committed transaction, parsed from its format structure.
+#[derive(Debug)]
+pub(super) struct LogItem {
+    pub(super) is_inode: bool,
+    pub(super) blkno: u64,
+    /// A stale buffer's `XFS_BLF_CANCEL` record: format structure only.
+    pub(super) cancel: bool,
+    /// (item id, version) from the first data region.
+    pub(super) payload: Option<(u32, u64)>,
+}
+
+/// A transaction's regions after its header (`xfs_trans_header`, magic "TRAN"), which must
+/// be at least `min_len` bytes.
+pub(super) fn after_trans_header(t: &Trans, min_len: usize) -> Result<std::slice::Iter<'_, Region>, String> {
+    let mut regions = t.regions.iter();
+    let th = regions.next().ok_or("transaction without a header")?;
+    if th.len() < min_len || format::le32(th, 0) != XFS_TRANS_HEADER_MAGIC {
+        return Err("transaction header magic is wrong".into());
+    }
+    Ok(regions)
+}
+
+/// The transaction's log items: its header checked, each format structure and its regions.
+pub(super) fn log_items(t: &Trans) -> Result<Vec<LogItem>, String> {
+    let mut regions = after_trans_header(t, 16)?;
+    let mut out = Vec::new();
+    while let Some(f) = regions.next() {
+        if f.len() < BLF_HDR as usize {
+            return Err("log item format too short".into());
+        }
+        let (is_inode, blkno, cancel) = match format::le16(f, 0) {
+            XFS_LI_BUF => (false, format::le64(f, 8), format::le16(f, 4) & XFS_BLF_CANCEL != 0),
+            XFS_LI_INODE if f.len() >= 56 => (true, format::le64(f, 40), false),
+            t => return Err(format!("unknown log item type {t:#x}")),
+        };
+        let nregions = format::le16(f, 2) as usize;
+        let mut payload = None;
+        for _ in 1..nregions {
+            let d = regions.next().ok_or("log item is missing regions")?;
+            if payload.is_none() {
+                payload = format::payload_id(d);
+            }
+        }
+        if payload.is_none() && !cancel {
+            return Err("log item without data".into());
+        }
+        out.push(LogItem { is_inode, blkno, cancel, payload });
+    }
+    Ok(out)
+}
