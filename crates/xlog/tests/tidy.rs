@@ -218,3 +218,56 @@ fn an_open_field_is_caught() {
     assert_eq!(public_fields(text, "Open"), Some(vec!["pub a".to_string(), "pub(crate) c".to_string()]));
     assert_eq!(public_fields(text, "Missing"), None);
 }
+
+/// Within a module directory (`recovery/`, `oracle/`, `crash/`, `sim/`): the sibling files each
+/// file names (`super::x`), outside its `#[cfg(test)]` part.
+fn sibling_imports(dir: &Path) -> Vec<(String, String)> {
+    let files: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_stem().unwrap().to_str().unwrap().to_string())
+        .filter(|n| n != "mod")
+        .collect();
+    let mut out = Vec::new();
+    for f in &files {
+        let text = fs::read_to_string(dir.join(format!("{f}.rs"))).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (i, _) in code.match_indices("super::") {
+            let name: String = code[i + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if files.contains(&name) && &name != f {
+                out.push((f.clone(), name));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Edges left after repeatedly removing those into a module that imports nothing left: a cycle.
+fn cycle_of(edges: &[(String, String)]) -> Vec<(String, String)> {
+    let mut left = edges.to_vec();
+    loop {
+        let before = left.len();
+        let sinks: Vec<String> =
+            left.iter().map(|(_, t)| t.clone()).filter(|t| !left.iter().any(|(f, _)| f == t)).collect();
+        left.retain(|(_, t)| !sinks.contains(t));
+        if left.len() == before {
+            return left;
+        }
+    }
+}
+
+#[test]
+fn the_files_of_a_module_directory_import_one_another_without_a_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let recovery = sibling_imports(&src.join("recovery"));
+    assert!(recovery.len() >= 6, "found only {recovery:?}");
+    for dir in ["recovery", "oracle", "crash", "sim"] {
+        let edges = sibling_imports(&src.join(dir));
+        assert!(cycle_of(&edges).is_empty(), "{dir}/: import cycle among {:?}", cycle_of(&edges));
+    }
+    let looped = [("a".to_string(), "b".to_string()), ("b".to_string(), "a".to_string())];
+    assert_eq!(cycle_of(&looped).len(), 2, "the checker finds a cycle");
+}

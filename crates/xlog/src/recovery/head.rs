@@ -3,7 +3,7 @@
 //! then a walk from tail to head that trims a torn head and skips an overwritten tail.
 
 use super::reader::{dist, heads_of, is_header, LogReader, Rec};
-use super::RecoveryReport;
+use super::report::RecoveryReport;
 use crate::format::{self, rh};
 use crate::units::btobb;
 use std::collections::BTreeMap;

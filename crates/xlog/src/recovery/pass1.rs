@@ -4,7 +4,7 @@
 
 use super::head::{find_head, log_is_empty, settle_head_and_tail};
 use super::reader::{LogReader, Rec};
-use super::RecoveryReport;
+use super::report::RecoveryReport;
 use crate::format::{
     self, OpHeader, BLF_HDR, XFS_BLF_CANCEL, XFS_LI_BUF, XFS_LI_INODE, XFS_TRANS_HEADER_MAGIC, XLOG_COMMIT_TRANS,
     XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,

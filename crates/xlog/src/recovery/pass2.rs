@@ -4,7 +4,7 @@
 
 use super::image::Image;
 use super::pass1::LogItem;
-use super::RecoveryReport;
+use super::report::RecoveryReport;
 use crate::format;
 use crate::layout::{item_daddr, item_sector, META_START_SECTOR};
 use crate::units::Lsn;
