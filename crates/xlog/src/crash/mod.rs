@@ -433,7 +433,7 @@ mod tests {
             s.set("crash_model", model).unwrap();
             let mut sim = Sim::new(&s).unwrap();
             sim.set_keep_trace(false);
-            let (mut states, mut distinct_logs) = (0, 0);
+            let (mut states, mut distinct_logs, mut shared_pass1) = (0, 0, 0);
             // One page cache along the run, as an explorer keeps it.
             let mut pages = LogPageCache::default();
             for at in CrashPlan::even_points(40_000, 24) {
@@ -458,8 +458,11 @@ mod tests {
                     states += 1;
                 }
                 distinct_logs += shared.walks_cached();
+                shared_pass1 += shared.shared_pass1_cached();
             }
             assert!(states > 100, "{preset}: {states} states");
+            // The walks resumed pass 1 from the shared records' transactions.
+            assert!(shared_pass1 > 12, "{preset} {model}: {shared_pass1} shared pass 1 runs");
             // Unshared log blocks were read differently across states, so pass 1 ran more than once per point.
             assert!(distinct_logs > 12, "{preset} {model}: {distinct_logs} log readings");
         }

@@ -3,7 +3,7 @@
 //! the log blocks every state reads alike, the records parsed from them and the pass 1 walks
 //! of each reading of the rest). `Image` is recovery's `LogReader`.
 
-use super::pass1::{log_walk, LogWalk};
+use super::pass1::{log_walk, LogWalk, SharedPass1Memo};
 use super::reader::{parse_record, LogReader, Rec};
 use crate::device::{SectorMap, SECTOR};
 use crate::format::{self, rh};
@@ -123,6 +123,8 @@ pub struct SharedLog {
     records: RefCell<BTreeMap<u32, Option<Rc<Rec>>>>,
     /// Pass 1 per reading of the unshared blocks (`Image::log_key`).
     walks: RefCell<BTreeMap<LogKey, Rc<Result<LogWalk, String>>>>,
+    /// Pass 1 over the shared records, which every walk of this log starts with.
+    pass1: SharedPass1Memo,
 }
 
 /// What `SharedLog::new_cached` read from each log page of the stable media, from the log's
@@ -206,13 +208,26 @@ impl SharedLog {
         if let Some((rc, start, end)) = run {
             by_cycle.entry(rc).or_default().push((start, end));
         }
-        SharedLog { blocks, by_cycle, unshared, records: RefCell::default(), walks: RefCell::default() }
+        SharedLog {
+            blocks,
+            by_cycle,
+            unshared,
+            records: RefCell::default(),
+            walks: RefCell::default(),
+            pass1: RefCell::default(),
+        }
     }
 
     /// How many distinct readings of the unshared blocks pass 1 has walked.
     #[cfg(test)]
     pub(crate) fn walks_cached(&self) -> usize {
         self.walks.borrow().len()
+    }
+
+    /// How many runs of shared records pass 1 has rebuilt once for every walk.
+    #[cfg(test)]
+    pub(crate) fn shared_pass1_cached(&self) -> usize {
+        self.pass1.borrow().len()
     }
 
     /// The shared facts of block `blk`: (cycle, header magic).
@@ -314,11 +329,11 @@ pub(super) fn cached_walk(img: &Image) -> Rc<Result<LogWalk, String>> {
             let key = img.log_key(sh);
             let hit = sh.walks.borrow().get(&key).cloned();
             hit.unwrap_or_else(|| {
-                let w = Rc::new(log_walk(img));
+                let w = Rc::new(log_walk(img, Some(&sh.pass1)));
                 sh.walks.borrow_mut().insert(key, w.clone());
                 w
             })
         }
-        None => Rc::new(log_walk(img)),
+        None => Rc::new(log_walk(img, None)),
     }
 }

@@ -9,6 +9,7 @@ use crate::device::{SectorMap, SECTOR};
 use crate::format;
 use crate::units::Lsn;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 mod head;
 mod image;
@@ -134,7 +135,8 @@ pub fn recover_log_region(log: &[u8]) -> Result<RegionRecovery, String> {
     let transactions =
         committed.iter().map(|t| CommittedTrans { tid: t.tid, lsn: t.r_lsn, items: item_types(t) }).collect();
     let replayed = count_cancels(&committed).and_then(|mut c| {
-        let items = committed.iter().map(|t| Ok((t.r_lsn, log_items(t)?))).collect::<Result<Vec<_>, String>>()?;
+        let items =
+            committed.iter().map(|t| Ok((t.r_lsn, Rc::new(log_items(t)?)))).collect::<Result<Vec<_>, String>>()?;
         replay_committed(&items, &mut c, &mut meta, &mut rep)
     });
     match replayed {

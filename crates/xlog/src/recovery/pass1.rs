@@ -10,10 +10,11 @@ use crate::format::{
     XLOG_START_TRANS, XLOG_UNMOUNT_TRANS, XLOG_WAS_CONT_TRANS,
 };
 use crate::units::Lsn;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Trans {
     pub(super) tid: u32,
     pub(super) r_lsn: Lsn,
@@ -22,6 +23,7 @@ pub(super) struct Trans {
 
 /// A region of a transaction: a slice of one record's data, or the parts of a region split
 /// over records joined.
+#[derive(Clone, Debug)]
 pub(super) enum Region {
     In(Rc<Rec>, std::ops::Range<usize>),
     Joined(Vec<u8>),
@@ -43,7 +45,7 @@ impl std::ops::Deref for Region {
 #[derive(Debug)]
 pub(super) struct LogWalk {
     pub(super) rep: RecoveryReport,
-    pub(super) committed: Vec<(Lsn, Vec<LogItem>)>,
+    pub(super) committed: Vec<(Lsn, Rc<Vec<LogItem>>)>,
     pub(super) cancelled: BTreeMap<u64, u32>,
     /// The first `shared_txns` committed transactions lie wholly in records every state of
     /// the crash point reads alike, walked from the record at `first_blk`: walks with the same
@@ -52,39 +54,106 @@ pub(super) struct LogWalk {
     pub(super) first_blk: u32,
 }
 
-pub(super) fn log_walk<R: LogReader>(img: &R) -> Result<LogWalk, String> {
-    match pass1(img)? {
-        Walk::Done(rep) => {
-            Ok(LogWalk { rep, committed: Vec::new(), cancelled: BTreeMap::new(), shared_txns: 0, first_blk: u32::MAX })
+pub(super) fn log_walk<R: LogReader>(img: &R, memo: Option<&SharedPass1Memo>) -> Result<LogWalk, String> {
+    let (rep, records, shared_records) = match pass1_span(img)? {
+        Span::Done(rep) => {
+            return Ok(LogWalk {
+                rep,
+                committed: Vec::new(),
+                cancelled: BTreeMap::new(),
+                shared_txns: 0,
+                first_blk: u32::MAX,
+            })
         }
-        Walk::Replay { rep, committed, shared_txns } => {
-            let cancelled = count_cancels(&committed)?;
-            let first_blk = rep.records_found.first().map_or(u32::MAX, |r| r.0);
-            let committed = committed.iter().map(|t| Ok((t.r_lsn, log_items(t)?))).collect::<Result<_, String>>()?;
-            Ok(LogWalk { rep, committed, cancelled, shared_txns, first_blk })
+        Span::Dirty { rep, records, shared_records } => (rep, records, shared_records),
+    };
+    let first_blk = records.first().map_or(u32::MAX, |r| r.blk);
+    // The transactions the shared records hold, rebuilt and parsed once per crash point.
+    let shared = match memo {
+        Some(m) if shared_records > 0 => {
+            let key = (first_blk, shared_records);
+            let hit = m.borrow().get(&key).cloned();
+            Some(hit.unwrap_or_else(|| {
+                let sp = Rc::new(SharedPass1::new(&records[..shared_records]));
+                m.borrow_mut().insert(key, sp.clone());
+                sp
+            }))
         }
+        _ => None,
+    };
+    let (mut rb, mut parsed, from) = match shared.as_deref() {
+        Some(Err(e)) => return Err(e.clone()),
+        Some(Ok(sp)) => {
+            (Rebuild { open: sp.open.clone(), committed: Vec::new() }, sp.committed.clone(), shared_records)
+        }
+        None => (Rebuild::default(), Vec::new(), 0),
+    };
+    let mut shared_txns = 0;
+    for (i, r) in records.iter().enumerate().skip(from) {
+        if i == shared_records {
+            shared_txns = parsed.len() + rb.committed.len();
+        }
+        rb.feed(r)?;
+    }
+    if records.len() <= shared_records {
+        shared_txns = parsed.len() + rb.committed.len();
+    }
+    let mut rep = rep;
+    rep.transactions_uncommitted = rb.open.len() as u32;
+    parsed.extend(rb.committed.iter().map(|t| (t.r_lsn, log_items(t).map(Rc::new))));
+    // Pass 1's cancel records, then the items: the first transaction that does not parse is
+    // the error, as `count_cancels` would meet it.
+    let mut cancelled: BTreeMap<u64, u32> = BTreeMap::new();
+    let mut committed = Vec::with_capacity(parsed.len());
+    for (lsn, items) in parsed {
+        let items = items?;
+        for it in items.iter().filter(|it| it.cancel) {
+            *cancelled.entry(it.blkno).or_default() += 1;
+        }
+        committed.push((lsn, items));
+    }
+    Ok(LogWalk { rep, committed, cancelled, shared_txns, first_blk })
+}
+
+/// Pass 1 over the records every state of a crash point reads alike, from one first record:
+/// the transactions still open after them, and those committed within them, parsed.
+#[derive(Debug)]
+pub(super) struct SharedPass1 {
+    open: BTreeMap<u32, Trans>,
+    committed: Vec<(Lsn, Result<Rc<Vec<LogItem>>, String>)>,
+}
+
+/// `SharedPass1` by (first record's block, shared records): a rebuild error in them is every
+/// walk's error.
+pub(super) type SharedPass1Memo = RefCell<BTreeMap<(u32, usize), Rc<Result<SharedPass1, String>>>>;
+
+impl SharedPass1 {
+    fn new(records: &[Rc<Rec>]) -> Result<SharedPass1, String> {
+        let mut rb = Rebuild::default();
+        for r in records {
+            rb.feed(r)?;
+        }
+        let committed = rb.committed.iter().map(|t| (t.r_lsn, log_items(t).map(Rc::new))).collect();
+        Ok(SharedPass1 { open: rb.open, committed })
     }
 }
 
-/// Pass 1: head, tail, the records between and the transactions they hold.
-pub(super) enum Walk {
+/// Where pass 1 stands once head and tail are settled.
+enum Span {
     /// Empty or clean: nothing to replay.
     Done(RecoveryReport),
-    Replay {
-        rep: RecoveryReport,
-        committed: Vec<Trans>,
-        /// Committed transactions whose records are all shared (`LogWalk::shared_txns`).
-        shared_txns: usize,
-    },
+    /// The records from tail to head, the first `shared_records` read alike by every state
+    /// of a crash point.
+    Dirty { rep: RecoveryReport, records: Vec<Rc<Rec>>, shared_records: usize },
 }
 
-pub(super) fn pass1<R: LogReader>(img: &R) -> Result<Walk, String> {
+fn pass1_span<R: LogReader>(img: &R) -> Result<Span, String> {
     let mut rep = RecoveryReport::blank();
     let head = find_head(img)?;
     rep.head_blk = head;
     if log_is_empty(img, head) {
         rep.empty = true;
-        return Ok(Walk::Done(rep));
+        return Ok(Span::Done(rep));
     }
     let span = settle_head_and_tail(img, head, &mut rep)?;
     rep.head_blk = span.head;
@@ -94,13 +163,33 @@ pub(super) fn pass1<R: LogReader>(img: &R) -> Result<Walk, String> {
     rep.clean = unmount_record_last(&span.records);
     if rep.clean {
         // A clean log needs no replay: everything is in place.
-        return Ok(Walk::Done(rep));
+        return Ok(Span::Done(rep));
     }
     // Records before the first one a surviving write may change read alike in every state.
     let shared_records = img.shared_records(&span.records);
-    let (committed, uncommitted, shared_txns) = rebuild_transactions(&span.records, shared_records)?;
-    rep.transactions_uncommitted = uncommitted;
-    Ok(Walk::Replay { rep, committed, shared_txns })
+    Ok(Span::Dirty { rep, records: span.records, shared_records })
+}
+
+/// Pass 1 of a log read on its own (`recover_log_region`): head, tail, the records between
+/// and the transactions they hold.
+pub(super) enum Walk {
+    /// Empty or clean: nothing to replay.
+    Done(RecoveryReport),
+    Replay {
+        rep: RecoveryReport,
+        committed: Vec<Trans>,
+    },
+}
+
+pub(super) fn pass1<R: LogReader>(img: &R) -> Result<Walk, String> {
+    match pass1_span(img)? {
+        Span::Done(rep) => Ok(Walk::Done(rep)),
+        Span::Dirty { mut rep, records, .. } => {
+            let (committed, uncommitted) = rebuild_transactions(&records)?;
+            rep.transactions_uncommitted = uncommitted;
+            Ok(Walk::Replay { rep, committed })
+        }
+    }
 }
 
 /// `xlog_check_unmount_rec`: a lone unmount record right before the head means clean.
@@ -113,14 +202,25 @@ fn unmount_record_last(records: &[Rc<Rec>]) -> bool {
 /// Rebuilds transactions by tid from the records' op headers: the committed ones in commit
 /// order, how many were started but not committed, and how many committed within the first
 /// `shared_records` records.
-fn rebuild_transactions(records: &[Rc<Rec>], shared_records: usize) -> Result<(Vec<Trans>, u32, usize), String> {
-    let mut open: BTreeMap<u32, Trans> = BTreeMap::new();
-    let mut committed: Vec<Trans> = Vec::new();
-    let mut shared_txns = 0;
-    for (i, r) in records.iter().enumerate() {
-        if i == shared_records {
-            shared_txns = committed.len();
-        }
+fn rebuild_transactions(records: &[Rc<Rec>]) -> Result<(Vec<Trans>, u32), String> {
+    let mut rb = Rebuild::default();
+    for r in records {
+        rb.feed(r)?;
+    }
+    Ok((rb.committed, rb.open.len() as u32))
+}
+
+/// Transactions being rebuilt from records in log order: open ones by tid, committed ones in
+/// commit order.
+#[derive(Clone, Default)]
+struct Rebuild {
+    open: BTreeMap<u32, Trans>,
+    committed: Vec<Trans>,
+}
+
+impl Rebuild {
+    /// Adds the op headers of record `r`.
+    fn feed(&mut self, r: &Rc<Rec>) -> Result<(), String> {
         let mut off = 0usize;
         for _ in 0..r.num_logops {
             if off + 12 > r.data.len() {
@@ -140,14 +240,14 @@ fn rebuild_transactions(records: &[Rc<Rec>], shared_records: usize) -> Result<(V
             if oh.flags & XLOG_UNMOUNT_TRANS != 0 {
                 continue;
             }
-            let Some(t) = open.get_mut(&oh.tid) else {
+            let Some(t) = self.open.get_mut(&oh.tid) else {
                 if oh.flags & XLOG_START_TRANS != 0 {
-                    open.insert(oh.tid, Trans { tid: oh.tid, r_lsn: r.lsn, regions: Vec::new() });
+                    self.open.insert(oh.tid, Trans { tid: oh.tid, r_lsn: r.lsn, regions: Vec::new() });
                 }
                 continue;
             };
             if oh.flags & XLOG_COMMIT_TRANS != 0 {
-                committed.push(open.remove(&oh.tid).expect("present"));
+                self.committed.push(self.open.remove(&oh.tid).expect("present"));
                 continue;
             }
             if oh.flags & XLOG_WAS_CONT_TRANS != 0 {
@@ -162,11 +262,8 @@ fn rebuild_transactions(records: &[Rc<Rec>], shared_records: usize) -> Result<(V
                 t.regions.push(Region::In(r.clone(), off - body.len()..off));
             }
         }
+        Ok(())
     }
-    if records.len() <= shared_records {
-        shared_txns = committed.len();
-    }
-    Ok((committed, open.len() as u32, shared_txns))
 }
 
 /// Pass 1 (`xlog_recover_buf_commit_pass1`): the cancel records of each buffer, by block.

@@ -9,10 +9,11 @@ use crate::format;
 use crate::layout::{item_daddr, item_sector, META_START_SECTOR};
 use crate::units::Lsn;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// Pass 2: replays the committed transactions in log order.
 pub(super) fn replay_committed(
-    committed: &[(Lsn, Vec<LogItem>)],
+    committed: &[(Lsn, Rc<Vec<LogItem>>)],
     cancelled: &mut BTreeMap<u64, u32>,
     meta: &mut BTreeMap<u32, (u64, Lsn)>,
     rep: &mut RecoveryReport,
