@@ -120,8 +120,11 @@ pub(super) fn log_walk<R: LogReader>(img: &R, memo: Option<&SharedPass1Memo>) ->
 #[derive(Debug)]
 pub(super) struct SharedPass1 {
     open: BTreeMap<u32, Trans>,
-    committed: Vec<(Lsn, Result<Rc<Vec<LogItem>>, String>)>,
+    committed: Vec<(Lsn, Parsed)>,
 }
+
+/// A committed transaction's log items, or why they do not parse.
+type Parsed = Result<Rc<Vec<LogItem>>, String>;
 
 /// `SharedPass1` by (first record's block, shared records): a rebuild error in them is every
 /// walk's error.
