@@ -5,7 +5,7 @@
 //! commit iclog. Checkpoints that share one commit iclog count once (the trace cannot tell them
 //! apart; the model's own counters can).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One `xlog_iclog_sync`: the record's LSN and whether it asks for a PREFLUSH and/or FUA.
@@ -41,7 +41,7 @@ fn mark(s: &IclogSync) -> &'static str {
 }
 
 /// What the iclog flags say about each checkpoint.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FlagPatterns {
     pub iclog_syncs: u64,
     /// Iclogs by flags: "-", "FLUSH", "FUA", "FLUSH|FUA".

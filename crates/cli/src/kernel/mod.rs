@@ -15,6 +15,7 @@ mod tracefs;
 use crate::ScenarioArgs;
 use clap::{Args, Subcommand};
 use flags::{iclog_syncs, FlagPatterns};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use stats::XfsStats;
 use std::path::PathBuf;
@@ -200,7 +201,7 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
             let (ms, changed) = if a.as_given { (s.clone(), Vec::new()) } else { as_running_kernel(&s) };
             let m = model_run(&ms)?;
             let k = kernel_run(&s, &a)?;
-            let agree = checks(&m, &k);
+            let agree = checks(&Compared::of(&m, "model")?, &Compared::of(&k, "kernel")?);
             let all = agree.values().all(|c| c["agree"] != json!(false));
             // The model has no slowed recorder among its device classes: say so beside numbers
             // that depend on device speed.
@@ -324,8 +325,8 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
             }
         }
     }
-    let metrics = serde_json::to_value(sim.metrics()).map_err(|e| e.to_string())?;
-    let get = |k: &str| metrics.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let typed = sim.metrics();
+    let metrics = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
     let pats = FlagPatterns::of(&iclog_syncs(&text));
     let mut out = Map::new();
     for k in SHARED {
@@ -339,12 +340,12 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
     }
     // The kernel counts log transactions (`xs_trans_*`) and operations apart, and so does the
     // model: an O_DSYNC append is one operation of two transactions.
-    let secs = metrics.get("sim_seconds").and_then(Value::as_f64).unwrap_or(0.0).max(1e-9);
-    out.insert("ops".into(), json!(get("transactions")));
-    out.insert("transactions".into(), json!(get("tx_committed")));
-    out.insert("tx_per_sec".into(), json!(get("tx_committed") as f64 / secs));
+    let secs = typed.sim_seconds.max(1e-9);
+    out.insert("ops".into(), json!(typed.transactions));
+    out.insert("transactions".into(), json!(typed.tx_committed));
+    out.insert("tx_per_sec".into(), json!(typed.tx_committed as f64 / secs));
     let cil = sim.view().cil_space_used.max(0) as u64;
-    out.insert("bytes_per_transaction".into(), json!(per(get("bytes_logged") + cil, get("tx_committed"))));
+    out.insert("bytes_per_transaction".into(), json!(per(typed.bytes_logged + cil, typed.tx_committed)));
     out.insert("iclog_flags".into(), serde_json::to_value(&pats).map_err(|e| e.to_string())?);
     // The kernel side's `cil_push_work`, from the model's metrics of the same names.
     let mut push = Map::new();
@@ -717,16 +718,30 @@ fn all_check(m: (u64, u64), k: (u64, u64), rule: &str) -> Value {
     json!({ "model": fm, "kernel": fk, "agree": agree, "rule": rule })
 }
 
+/// What the checks read of one side's report, typed: a key either side stops reporting
+/// (or reports renamed) is an error, never a silent zero that agrees.
+#[derive(Debug, Deserialize)]
+struct Compared {
+    grant_head_waits: f64,
+    xfsaild_passes: f64,
+    bytes_per_transaction: f64,
+    iclog_flags: FlagPatterns,
+}
+
+impl Compared {
+    fn of(report: &Value, side: &str) -> Result<Compared, String> {
+        Compared::deserialize(report).map_err(|e| format!("kernel compare: the {side}'s report: {e}"))
+    }
+}
+
 /// The checks that should hold whatever the device's speed.
-fn checks(m: &Value, k: &Value) -> Map<String, Value> {
-    let fl = |v: &Value, key: &str| v["iclog_flags"][key].as_u64().unwrap_or(0);
-    let f = |v: &Value, key: &str| v[key].as_f64().unwrap_or(0.0);
+fn checks(m: &Compared, k: &Compared) -> Map<String, Value> {
     let mut c = Map::new();
     c.insert(
         "start_iclog_needs_flush".into(),
         all_check(
-            (fl(m, "start_flush") + fl(m, "start_in_previous_commit"), fl(m, "multi_iclog_checkpoints")),
-            (fl(k, "start_flush") + fl(k, "start_in_previous_commit"), fl(k, "multi_iclog_checkpoints")),
+            (m.iclog_flags.start_flush + m.iclog_flags.start_in_previous_commit, m.iclog_flags.multi_iclog_checkpoints),
+            (k.iclog_flags.start_flush + k.iclog_flags.start_in_previous_commit, k.iclog_flags.multi_iclog_checkpoints),
             "a multi-iclog checkpoint's start record is in an iclog with XLOG_ICL_NEED_FLUSH: its own first \
              iclog, or the previous checkpoint's commit iclog it shares",
         ),
@@ -734,20 +749,21 @@ fn checks(m: &Value, k: &Value) -> Map<String, Value> {
     c.insert(
         "middle_iclogs_unflagged".into(),
         all_check(
-            (fl(m, "middle_unflagged"), fl(m, "middle_iclogs")),
-            (fl(k, "middle_unflagged"), fl(k, "middle_iclogs")),
+            (m.iclog_flags.middle_unflagged, m.iclog_flags.middle_iclogs),
+            (k.iclog_flags.middle_unflagged, k.iclog_flags.middle_iclogs),
             "iclogs between a checkpoint's start and commit iclogs carry no flags",
         ),
     );
     c.insert(
         "commit_iclog_needs_flush_fua".into(),
         all_check(
-            (fl(m, "commit_flush_fua"), fl(m, "multi_iclog_checkpoints")),
-            (fl(k, "commit_flush_fua"), fl(k, "multi_iclog_checkpoints")),
+            (m.iclog_flags.commit_flush_fua, m.iclog_flags.multi_iclog_checkpoints),
+            (k.iclog_flags.commit_flush_fua, k.iclog_flags.multi_iclog_checkpoints),
             "the commit iclog of a multi-iclog checkpoint carries NEED_FLUSH|NEED_FUA",
         ),
     );
-    let fua_only = |v: &Value| v["iclog_flags"]["iclogs_by_flags"]["FUA"].as_u64().unwrap_or(0);
+    // Iclogs by their flags: "FUA" is the pattern that counts, and absent means none.
+    let fua_only = |v: &Compared| v.iclog_flags.iclogs_by_flags.get("FUA").copied().unwrap_or(0);
     let (fm, fk) = (fua_only(m), fua_only(k));
     c.insert(
         "no_fua_without_flush".into(),
@@ -756,7 +772,7 @@ fn checks(m: &Value, k: &Value) -> Map<String, Value> {
     );
     // Concurrent pushers release iclogs in any order, so submissions leave LSN order on the
     // kernel too: both sides should show it, or neither.
-    let (om, ok) = (fl(m, "out_of_order"), fl(k, "out_of_order"));
+    let (om, ok) = (m.iclog_flags.out_of_order, k.iclog_flags.out_of_order);
     c.insert(
         "iclogs_submitted_out_of_lsn_order".into(),
         json!({ "model": om, "kernel": ok, "agree": (om > 0) == (ok > 0),
@@ -764,7 +780,7 @@ fn checks(m: &Value, k: &Value) -> Map<String, Value> {
     );
     // Counts differ by design: the kernel's sleepers wake and sleep again (every xfs_log_space_wake
     // wakes those that fit, unreserved), the model's sleep once. Whether they sleep does not.
-    let (gm, gk) = (f(m, "grant_head_waits"), f(k, "grant_head_waits"));
+    let (gm, gk) = (m.grant_head_waits, k.grant_head_waits);
     c.insert(
         "grant_head_sleeps".into(),
         json!({ "model": gm, "kernel": gk, "agree": (gm > 0.0) == (gk > 0.0),
@@ -775,8 +791,8 @@ fn checks(m: &Value, k: &Value) -> Map<String, Value> {
     c.insert(
         "xfsaild_passes".into(),
         ratio_check(
-            f(m, "xfsaild_passes"),
-            f(k, "xfsaild_passes"),
+            m.xfsaild_passes,
+            k.xfsaild_passes,
             1.5,
             "xfsaild passes within a factor of 2.5 while the workload runs (`xs_push_ail`): a look every 50 ms \
              while the AIL holds items, 20 ms when most items are stuck, at once while work remains, and a \
@@ -786,8 +802,8 @@ fn checks(m: &Value, k: &Value) -> Map<String, Value> {
     c.insert(
         "bytes_per_transaction".into(),
         ratio_check(
-            f(m, "bytes_per_transaction"),
-            f(k, "bytes_per_transaction"),
+            m.bytes_per_transaction,
+            k.bytes_per_transaction,
             0.05,
             "log bytes per transaction within 5%, the CIL's last contents forced out on both sides (what \
              each transaction logs: items, regions, headers, and buffers' dirty ranges held until writeback)",
@@ -796,8 +812,8 @@ fn checks(m: &Value, k: &Value) -> Map<String, Value> {
     c.insert(
         "iclogs_per_checkpoint".into(),
         ratio_check(
-            fl(m, "iclogs_per_checkpoint_p50") as f64,
-            fl(k, "iclogs_per_checkpoint_p50") as f64,
+            m.iclog_flags.iclogs_per_checkpoint_p50 as f64,
+            k.iclog_flags.iclogs_per_checkpoint_p50 as f64,
             0.3,
             "median iclogs per multi-iclog checkpoint within 30% (CIL space limit / iclog size)",
         ),
@@ -808,6 +824,24 @@ fn checks(m: &Value, k: &Value) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The checks read typed reports: the model's own parses, and a report that lacks a
+    /// compared key is an error naming it, not a zero that agrees.
+    #[test]
+    fn compare_checks_read_typed_reports_and_a_missing_key_is_an_error() {
+        let s = xlog::find_preset("small-crash").unwrap();
+        let m = model_run(&s).unwrap();
+        let c = Compared::of(&m, "model").unwrap();
+        assert!(c.bytes_per_transaction > 0.0 && c.iclog_flags.iclog_syncs > 0, "{c:?}");
+        let agree = checks(&c, &c);
+        assert_eq!(agree.len(), 9);
+        assert!(agree.values().all(|v| v["agree"] != json!(false)), "{agree:?}");
+        let mut renamed = m.clone();
+        let v = renamed.as_object_mut().unwrap().remove("xfsaild_passes").unwrap();
+        renamed["xfsaild_pass"] = v;
+        let e = Compared::of(&renamed, "kernel").unwrap_err();
+        assert!(e.contains("kernel") && e.contains("xfsaild_passes"), "{e}");
+    }
 
     /// Real trace-cmd text (6.18): a push queued on this mount's workqueue, started 4 us later
     /// and ended 13 us after that; one queued while it was pending adds nothing; another
