@@ -52,11 +52,16 @@ impl<'o, 'h, 'a> PointOracle<'o, 'h, 'a> {
         let mut ahead = Vec::new();
         let mut incomplete: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         let mut complete: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        for (&item, &(v, lsn)) in rec.base().iter().filter(|(id, _)| touches.contains_key(id)) {
+        // The stable media's items that were logged: the two maps walked side by side.
+        let mut logged = touches.iter().peekable();
+        for (&item, &(v, lsn)) in rec.base() {
+            while logged.next_if(|(&k, _)| k < item).is_some() {}
+            let Some((_, t)) = logged.peek().filter(|(&k, _)| k == item) else { continue };
             if lsn > oracle.head_at_crash {
                 ahead.push(item);
             }
-            let Some(c) = oracle.checkpoint_of(item, v) else { continue };
+            // `Oracle::checkpoint_of`, on the touches at hand.
+            let Some(c) = t.iter().find(|&&(_, tv)| tv == v).map(|&(c, _)| c) else { continue };
             let Some(ck) = oracle.history.get(c) else { continue };
             match ck.completed {
                 false => incomplete.entry(c).or_default().push(item),
@@ -68,7 +73,12 @@ impl<'o, 'h, 'a> PointOracle<'o, 'h, 'a> {
             let commit = oracle.history.get(c).expect("kept").commit_lsn;
             wa_complete.entry(commit).or_default().push((c, items));
         }
-        let in_place_v = |item: u32| rec.base().get(&item).map_or(0, |e| e.0);
+        let mut in_place = rec.base().iter().peekable();
+        let mut in_place_v = |item: u32| {
+            while in_place.next_if(|(&k, _)| k < item).is_some() {}
+            in_place.peek().filter(|(&k, _)| k == item).map_or(0, |(_, e)| e.0)
+        };
+        // Ascending items: `in_place_v` walks the stable media's map alongside.
         let mut lag: Vec<(Lsn, u32)> = oracle
             .index
             .last_completed
@@ -288,8 +298,9 @@ impl<'o, 'h, 'a> PointOracle<'o, 'h, 'a> {
         }
         let n_ckpt = self.oracle.history.len();
         let mut b = WindowBase { lo: Vec::new(), hi: Vec::new(), either: BTreeMap::new(), horizon: Vec::new() };
-        for (&item, t) in &self.oracle.index.touches {
-            let v = rec.prefix_version(&self.rec, item).unwrap_or(0);
+        let touches = &self.oracle.index.touches;
+        for ((&item, t), v) in touches.iter().zip(rec.prefix_versions(&self.rec, touches.keys().copied())) {
+            let v = v.unwrap_or(0);
             let fit = self.fit(item, t, v);
             if fit.horizon {
                 b.horizon.push(item);
