@@ -540,14 +540,7 @@ fn prefix_window(
     recovered: &BTreeMap<u32, u64>,
     n_ckpt: u32,
 ) -> PrefixWindow {
-    let mut w = PrefixWindow {
-        lo: 0,
-        hi: n_ckpt,
-        lo_item: (0, 0),
-        hi_item: (0, 0),
-        freed_misfit: false,
-        before_horizon: false,
-    };
+    let mut w = PrefixWindow::new(n_ckpt);
     // Items with a freed block later than their recovered version are also right in the
     // windows where the block was free; they are intersected after the plain items.
     let mut either: Vec<Vec<(u32, u32)>> = Vec::new();
@@ -604,6 +597,11 @@ fn item_fit(
 }
 
 impl PrefixWindow {
+    /// Every prefix of `n_ckpt` checkpoints, before any item narrows it.
+    fn new(n_ckpt: u32) -> PrefixWindow {
+        PrefixWindow { lo: 0, hi: n_ckpt, lo_item: (0, 0), hi_item: (0, 0), freed_misfit: false, before_horizon: false }
+    }
+
     /// Narrows the window to an item's plain interval (the first item to reach a bound names it).
     fn raise(&mut self, (a, b): (u32, u32), item: u32, v: u64) {
         if a > self.lo {

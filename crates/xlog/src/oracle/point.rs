@@ -237,14 +237,8 @@ impl<'o, 'h, 'a> PointOracle<'o, 'h, 'a> {
         let oracle = self.oracle;
         let n_ckpt = oracle.history.len();
         let base = self.window_base(rec);
-        let mut w = PrefixWindow {
-            lo: 0,
-            hi: n_ckpt,
-            lo_item: (0, 0),
-            hi_item: (0, 0),
-            freed_misfit: false,
-            before_horizon: base.horizon.iter().any(|&id| !rec.recomputes(id)),
-        };
+        let mut w = PrefixWindow::new(n_ckpt);
+        w.before_horizon = base.horizon.iter().any(|&id| !rec.recomputes(id));
         let mut own_either = Vec::new();
         let mut own_plain = Vec::new();
         for id in rec.recomputed() {
