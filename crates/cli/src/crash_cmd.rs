@@ -191,7 +191,7 @@ fn examples(report: &CrashReport, base: &str, per_point: u32) -> Vec<Value> {
 }
 
 pub fn run(a: &CrashArgs) -> Result<(), String> {
-    let s = a.scenario.load()?;
+    let (s, decoded) = a.scenario.load_with_link()?;
     if a.crash_points == 0 && !a.every_io {
         return Err("--crash-points: 0 is out of range (allowed: 1 to 1000000)".into());
     }
@@ -202,8 +202,8 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
         return Err("--jobs: 0 is out of range (at least 1)".into());
     }
     let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
-    let link = match &a.scenario.url {
-        Some(u) => CrashLink::parse(u)?,
+    let link = match &decoded {
+        Some(d) => CrashLink::of(d)?,
         None => None,
     };
     let (points, per_point) = match link {
@@ -212,7 +212,7 @@ pub fn run(a: &CrashArgs) -> Result<(), String> {
         None => (CrashPoints::Even(a.crash_points), a.states_per_point),
     };
     let until = a.until.as_deref().map(|u| xlog::parse_duration("--until", u)).transpose()?;
-    let base = a.scenario.link(&s);
+    let base = a.scenario.link_of(&s, decoded.as_ref());
     let id = exploration_id(&base, points, per_point, until);
     let mut ckpt = match &a.checkpoint {
         Some(path) => {

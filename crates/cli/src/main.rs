@@ -233,7 +233,14 @@ pub fn apply_sets(s: &mut Scenario, sets: &[String]) -> Result<(), String> {
 
 impl ScenarioArgs {
     pub fn load(&self) -> Result<Scenario, String> {
-        let mut s = match (&self.preset, &self.scenario, &self.url) {
+        self.load_with_link().map(|(s, _)| s)
+    }
+
+    /// The scenario, and `--url` decoded (once) when given: its crash keys and its preset
+    /// are read from that.
+    pub fn load_with_link(&self) -> Result<(Scenario, Option<xlog::url::Decoded>), String> {
+        let decoded = self.url.as_deref().map(xlog::url::decode).transpose()?;
+        let mut s = match (&self.preset, &self.scenario, &decoded) {
             (Some(p), _, _) => {
                 let entry = xlog::find_preset_entry(p)?;
                 if self.fixed && !entry.is_bug() {
@@ -249,7 +256,7 @@ impl ScenarioArgs {
                 let text = std::fs::read_to_string(f).map_err(|e| format!("--scenario {}: {e}", f.display()))?;
                 serde_json::from_str(&text).map_err(|e| format!("--scenario {}: {e}", f.display()))?
             }
-            (None, None, Some(u)) => xlog::url::decode(u)?.scenario,
+            (None, None, Some(d)) => d.scenario.clone(),
             (None, None, None) => find_preset(xlog::DEFAULT_PRESET)?,
         };
         apply_sets(&mut s, &self.set)?;
@@ -257,20 +264,31 @@ impl ScenarioArgs {
             s.duration = Duration(parse_duration("duration", d)?);
         }
         s.validate()?;
-        Ok(s)
+        Ok((s, decoded))
     }
 
     /// The preset a link should be relative to: the named one, or the link's own.
     pub fn base_preset(&self) -> Option<String> {
+        let decoded = self.url.as_deref().and_then(|u| xlog::url::decode(u).ok());
+        self.base_preset_of(decoded.as_ref())
+    }
+
+    /// `base_preset`, with `--url` already decoded.
+    fn base_preset_of(&self, decoded: Option<&xlog::url::Decoded>) -> Option<String> {
         if self.fixed {
             return None;
         }
-        self.preset.clone().or_else(|| self.url.as_deref().and_then(|u| xlog::url::decode(u).ok()?.preset))
+        self.preset.clone().or_else(|| decoded?.preset.clone())
     }
 
     /// A link that reproduces this scenario.
     pub fn link(&self, s: &Scenario) -> String {
         lab_link(s, self.base_preset().as_deref()).unwrap_or_else(|_| LAB_ORIGIN.into())
+    }
+
+    /// `link`, with `--url` already decoded (`load_with_link`).
+    pub fn link_of(&self, s: &Scenario, decoded: Option<&xlog::url::Decoded>) -> String {
+        lab_link(s, self.base_preset_of(decoded).as_deref()).unwrap_or_else(|_| LAB_ORIGIN.into())
     }
 }
 

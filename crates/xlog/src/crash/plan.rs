@@ -248,7 +248,11 @@ pub struct CrashLink {
 impl CrashLink {
     /// The crash a link names, or None when it names none (no `crash_event`).
     pub fn parse(url: &str) -> Result<Option<CrashLink>, String> {
-        let d = crate::url::decode(url)?;
+        Self::of(&crate::url::decode(url)?)
+    }
+
+    /// The crash keys of a decoded link, if it has them.
+    pub fn of(d: &crate::url::Decoded) -> Result<Option<CrashLink>, String> {
         let get = |k: &str| -> Result<Option<u64>, String> {
             d.extra
                 .iter()
