@@ -127,7 +127,7 @@ test('the AIL panel shows xfsaild writing inodes back with their cluster', async
 
 test('the AIL panel says who sets the push target, how much of the log the AIL spans, and when a wakeup was lost', async () => {
   const { page, errors } = browser;
-  // Seed 003's kernel (5.7): reservations push the AIL.
+  // Source thread 003's kernel (5.7): reservations push the AIL.
   await page.goto(server.url + '?preset=cil-throttle-32mb&at=300ms');
   await page.waitForSelector('#lab[data-ready="true"]');
   assert.match(await page.textContent('[data-key="ail-push"]'), /^reservations \(before 6\.11\)/);
@@ -172,7 +172,7 @@ test('the CIL, log space and device panels show the throttle at work', async () 
   const cil = page.locator('[data-testid="cil"]');
   assert.match(await cil.textContent(), /struct xfs_cil/);
   assert.ok(Number(await page.textContent('[data-key="throttle-depth"]')) > 0, 'writers wait on xc_push_wait at 150 ms');
-  // Why they wait: the next push is queued behind the one still running (seed 003's delayed
+  // Why they wait: the next push is queued behind the one still running (source thread 003's delayed
   // push), and the longest waits so far are shown.
   assert.match(await page.textContent('[data-key="push-queued"]'), /^waiting \d+\.\d ms$/);
   assert.match(await cil.textContent(), /push worker 0.*running \d+\.\d ms/);

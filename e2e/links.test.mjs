@@ -68,7 +68,7 @@ test('the picker and the settings editor change the scenario and the address fol
   await page.selectOption('[data-testid="preset"]', 'cil-throttle-32mb');
   await page.waitForFunction(() => document.querySelector('#lab').dataset.preset === 'cil-throttle-32mb');
   await page.waitForFunction(() => location.search === '?preset=cil-throttle-32mb');
-  assert.match(await page.textContent('[data-testid="preset-about"]'), /seed 003/);
+  assert.match(await page.textContent('[data-testid="preset-about"]'), /source thread 003/);
   // A bug preset offers its fix; the fix is a setting in the link.
   await page.selectOption('[data-testid="preset"]', 'series-v1-external-log');
   await page.waitForSelector('[data-testid="fixed"]');

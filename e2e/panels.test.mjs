@@ -271,7 +271,7 @@ test('on flash the devices panel says when a die is erasing a block', async () =
 test('on disks the devices panel says how long each disk\'s heads are booked', async () => {
   const { page, errors } = browser;
   const act = '[data-testid="devices"] [data-key="log-actuator"]';
-  // Seed 000's 4 HDDs at 500 ms: reads and commit records queued on each disk's heads.
+  // Source thread 000's 4 HDDs at 500 ms: reads and commit records queued on each disk's heads.
   await page.goto(server.url + '?preset=seed-log-size&at=500ms');
   await page.waitForSelector('#lab[data-ready="true"]');
   const text = await page.textContent(act);

@@ -1,4 +1,4 @@
-// The realtime summary panel (seed 004): the rsum heat map with the minimum-level cache, and
+// The realtime summary panel (source thread 004): the rsum heat map with the minimum-level cache, and
 // the summary reads with the cache on and off, as loglab run counts them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -52,10 +52,10 @@ test('a two-key sweep in workers gives loglab sweep --json’s rows, as a table,
   assert.deepEqual(errors, []);
 });
 
-test('the seed 000 grid sets the seed’s published values beside the model’s lines', async () => {
+test('the source thread 000 grid sets the source thread’s published values beside the model’s lines', async () => {
   const { page, errors } = browser;
   await sweep(page, '?preset=seed-log-size&duration=300ms', ['log_size', '10MiB,40MiB,160MiB'], ['device', 'hdd-x4,nvme-x4']);
-  assert.match(await page.textContent('[data-testid="sweep-seed"]'), /seed 000 published/);
+  assert.match(await page.textContent('[data-testid="sweep-seed"]'), /source thread 000 published/);
   await page.selectOption('[data-testid="sweep-metric"]', 'grant_head_waits');
   await page.locator('[data-testid="sweep"]').screenshot({ path: path.join(ARTIFACTS, 'panel-sweep-seed000.png') });
   // A metric the seed does not publish: no rings, no such legend.

@@ -97,7 +97,7 @@ pub fn cil_panel(p: &CilProps) -> Html {
                     <tr class="alert"><td>{ "push queued (queue_work), no worker free" }</td>
                         <td data-key="push-queued">{ format!("waiting {}", ms(waited)) }</td></tr>
                 }
-                <tr title="From queue_work to a worker starting the push (the kernel's workqueue_queue_work to workqueue_execute_start), and the push work's longest run so far, those under way included. A push that waits long enough for the writers to fill the CIL to its throttle limit is seed 003's stutter.">
+                <tr title="From queue_work to a worker starting the push (the kernel's workqueue_queue_work to workqueue_execute_start), and the push work's longest run so far, those under way included. A push that waits long enough for the writers to fill the CIL to its throttle limit is source thread 003's stutter.">
                     <td>{ "longest so far: push dispatch wait, push run" }</td>
                     <td data-key="push-longest">{ format!("{}, {}", ms(dispatch_longest), ms(run_longest)) }</td></tr>
                 <tr title="Where the push workers' time went, as a kernel trace of their blocking stacks splits it (xlog_state_get_iclog_space, xlog_wait_on_iclog, xlog_cil_order_write). With a pool of CPUs (cpus) the push worker shares them with the writers and can wait runnable for one; without, it has a CPU of its own.">

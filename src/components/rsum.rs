@@ -1,4 +1,4 @@
-//! The realtime summary (seed 004): rsum[level][bitmap block] as a heat map, the minimum-level
+//! The realtime summary (source thread 004): rsum[level][bitmap block] as a heat map, the minimum-level
 //! cache over it, and the summary reads the allocator pays, with the cache off and on.
 
 use crate::canvas::{context_2d, use_canvas};
@@ -70,7 +70,7 @@ pub fn rsum_panel(p: &RsumProps) -> Html {
         return html! {
             <div class="panel" data-testid="rsum" style="margin-top:14px">
                 <h2>{ "realtime summary" }</h2>
-                <p class="muted">{ "This scenario has no realtime device: open the rt-alloc-fragmented preset (seed 004)." }</p>
+                <p class="muted">{ "This scenario has no realtime device: open the rt-alloc-fragmented preset (source thread 004)." }</p>
             </div>
         };
     };

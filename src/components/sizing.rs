@@ -158,7 +158,7 @@ pub fn sizing_panel() -> Html {
         <div class="panel sizing" data-testid="sizing" style="margin-top:14px">
             <h2>{ "mkfs log sizing" }</h2>
             <p class="what">{ "How mkfs.xfs picks the internal log's size (calculate_log_size) for a geometry, in three versions: before 2022, \
-                the seed thread's patch, and xfsprogs 6.1. Each lists the decisions it took; the minimum comes from the largest transaction \
+                the source thread's patch, and xfsprogs 6.1. Each lists the decisions it took; the minimum comes from the largest transaction \
                 reservation. The same as loglab size." }</p>
             <div class="fields">
                 { for FIELDS.iter().map(|&(k, l, f)| field(k, l, f)) }

@@ -1,4 +1,4 @@
-//! Sweeps: the scenario over a grid of one or two settings (the seed 000 table: log size by
+//! Sweeps: the scenario over a grid of one or two settings (the source thread 000 table: log size by
 //! device), each run in a Web Worker; a table, a chart of one metric against the first setting
 //! (a line per value of the second), and CSV and JSON downloads (`loglab sweep --json`'s rows).
 
@@ -25,7 +25,7 @@ const COLUMNS: &[&str] = &[
     "cil_throttle_waits",
     "cache_flushes",
 ];
-/// What the chart can show: the table's columns and the seed 000 table's bandwidth.
+/// What the chart can show: the table's columns and the source thread 000 table's bandwidth.
 const CHARTABLE: &[&str] = &[
     "latency_ms_p995",
     "data_mb_s",
@@ -103,8 +103,8 @@ fn metric(v: &Value, k: &str) -> Option<f64> {
     v.get(k).and_then(Value::as_f64)
 }
 
-/// Seed 000's published values on this chart, as (line, x, value): a sweep of `log_size`
-/// by `device` over the seed's logs and devices, charting a metric the seed's table has.
+/// Source thread 000's published values on this chart, as (line, x, value): a sweep of `log_size`
+/// by `device` over the source thread's logs and devices, charting a metric the source thread's table has.
 fn seed_points(s: &Sweep, y: &str) -> Vec<(usize, usize, f64)> {
     let (Some((k1, xs)), Some((k2, lines))) = (s.vary.first(), s.vary.get(1)) else { return Vec::new() };
     if k1 != "log_size" || k2 != "device" {
@@ -166,7 +166,7 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, s: &Sweep, y: &str) -> Option<()
             })
             .collect();
         chart.draw_series(LineSeries::new(pts, colour.stroke_width((2.0 * scale) as u32))).ok()?;
-        // The seed's own numbers: hollow rings of the line's colour, unjoined.
+        // The source thread's own numbers: hollow rings of the line's colour, unjoined.
         let rings = seed.iter().filter(|p| p.0 == li).map(|&(_, xi, v)| {
             Circle::new((xi as f64, v), (5.0 * scale) as i32, colour.stroke_width((2.0 * scale) as u32))
         });
@@ -291,7 +291,7 @@ pub fn sweep_panel() -> Html {
         <div class="panel sweep" data-testid="sweep" style="margin-top:14px"
             data-done={sweep.as_ref().map(|s| s.done().to_string())} data-total={sweep.as_ref().map(|s| s.rows.len().to_string())}>
             <h2>{ "sweep" }</h2>
-            <p class="what">{ "The scenario over a grid of settings, each run to the end in a Web Worker (one per core): the seed 000 table, \
+            <p class="what">{ "The scenario over a grid of settings, each run to the end in a Web Worker (one per core): the source thread 000 table, \
                 log size against device, is log_size = 10MiB,20MiB,40MiB,80MiB,160MiB by device = hdd-x4,nvme-x4. The same rows as loglab sweep --json." }</p>
             <div class="controls">
                 { key_select(&k1, "sweep-key1", false) }
@@ -346,7 +346,7 @@ pub fn sweep_panel() -> Html {
                         <span style={format!("--c:{}", LINE_COLOURS[i % LINE_COLOURS.len()])}>{ format!("{k2}={v}") }</span>
                     }) }
                     if sweep.as_ref().is_some_and(|s| !seed_points(s, &y).is_empty()) {
-                        <em data-testid="sweep-seed">{ "lines: the model; rings: what seed 000 published for the same logs and devices" }</em>
+                        <em data-testid="sweep-seed">{ "lines: the model; rings: what source thread 000 published for the same logs and devices" }</em>
                     }
                 </div>
             }

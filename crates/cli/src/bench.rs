@@ -50,7 +50,7 @@ pub fn busy(as_json: bool) -> Result<(), String> {
 }
 
 pub fn run(as_json: bool, events_only: bool) -> Result<(), String> {
-    // A 200-writer fsync-heavy run: the seed 000 shape (the browser runs the same one).
+    // A 200-writer fsync-heavy run: the source thread 000 shape (the browser runs the same one).
     // Best of three: the first run in a process also pays for the memory it is the first to
     // touch (page faults), which says more about the allocator than about the model.
     let s = xlog::bench_scenario();

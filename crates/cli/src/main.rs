@@ -84,12 +84,12 @@ enum Cmd {
     Sweep(sweep_cmd::SweepArgs),
     /// Print a run's trace events (trace-cmd text as `trace-cmd show` prints it, or JSON).
     #[command(
-        after_help = "Example (the seed 003 pipeline: CIL throttle waits per log cycle):\n  loglab trace --preset cil-throttle-32mb --event xfs_log_cil_wait | awk '/^ / {print $23}' | sort -n | uniq -c"
+        after_help = "Example (the source thread 003 pipeline: CIL throttle waits per log cycle):\n  loglab trace --preset cil-throttle-32mb --event xfs_log_cil_wait | awk '/^ / {print $23}' | sort -n | uniq -c"
     )]
     Trace {
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// trace-cmd (block events as the seeds' 5.x kernels print them), trace-cmd-6.18 (as 6.10
+        /// trace-cmd (block events as the source threads' 5.x kernels print them), trace-cmd-6.18 (as 6.10
         /// and later print them, with the I/O priority) or json.
         #[arg(long, default_value = "trace-cmd")]
         format: String,

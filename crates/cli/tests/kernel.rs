@@ -116,7 +116,7 @@ fn fsync_forces_the_log_on_the_kernel_as_in_the_model() {
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
 }
 
-/// Seed 000's workload on the real kernel: 200 threads appending 128 KiB with O_DSYNC to a
+/// Source thread 000's workload on the real kernel: 200 threads appending 128 KiB with O_DSYNC to a
 /// 44-AG filesystem with a 10 MiB log (which mkfs accepts only at that AG size), the model on
 /// the loop device the kernel runs on. An append is two transactions on both sides, its
 /// timestamp update (`tr_fsyncts`) and its I/O completion's conversion (`tr_write`; the
@@ -155,7 +155,7 @@ fn an_o_dsync_append_logs_about_what_the_kernels_appends_log() {
 #[test]
 fn a_seed_scenario_of_an_older_kernel_is_compared_as_the_running_kernel_behaves() {
     require_kernel!();
-    // Seed 003 ran 5.7 (legacy flushes, one serialised push): this kernel is 6.18.
+    // Source thread 003 ran 5.7 (legacy flushes, one serialised push): this kernel is 6.18.
     // 4 s: enough checkpoints for a steady median (2 s gave 8–10, and once a median of 171 to 130).
     let run = || compare(&["--preset", "cil-throttle-32mb", "--set", "duration=4s"]);
     let v = run();
@@ -542,7 +542,7 @@ fn the_seed_003_awk_pipeline_counts_real_cil_throttle_waits_on_a_slow_log_device
     if v["cil_throttle_waits"] == 0 {
         v = run(90);
     }
-    // The seed's pipeline, with 6.18's column for the log cycle (`curr_cycle`, field 31; 5.x
+    // The source thread's pipeline, with 6.18's column for the log cycle (`curr_cycle`, field 31; 5.x
     // printed `grant_reserve_cycle` as field 23, which on 6.18 is the word "tail").
     let pipeline = |col: u32| {
         let sh = format!("grep ' xfs_log_cil_wait: ' {path} | awk '/^ / {{print ${col}}}' | sort -n | uniq -c");

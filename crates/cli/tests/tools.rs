@@ -1,5 +1,5 @@
 //! loglab's output held against real tools and pipelines: xfs_logprint on an exported
-//! image, the seed 003 awk pipeline on our trace, dm-log-writes ordering, scenario links.
+//! image, the source thread 003 awk pipeline on our trace, dm-log-writes ordering, scenario links.
 
 use assert_cmd::Command;
 use serde_json::Value;

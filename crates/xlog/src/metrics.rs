@@ -112,7 +112,7 @@ pub struct Metrics {
     pub latency_ms_p995: f64,
     /// Log bytes written per second.
     pub bandwidth_mb_s: f64,
-    /// File data made durable per second by acknowledged fsyncs (seed 000's "BW").
+    /// File data made durable per second by acknowledged fsyncs (source thread 000's "BW").
     pub data_mb_s: f64,
     pub grant_head_waits: u64,
     pub checkpoints: u64,

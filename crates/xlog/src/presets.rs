@@ -114,7 +114,7 @@ fn fsmark(iclog: u64) -> Scenario {
     }
 }
 
-/// The kernel of the seed 003 thread (5.7/5.8): flushes on every iclog, one push at a time,
+/// The kernel of source thread 003 (5.7/5.8): flushes on every iclog, one push at a time,
 /// commit records unordered, the 5.7 throttle, reservations push the AIL, no FUA from libata;
 /// fsmark on a SATA SSD.
 fn seed003() -> Scenario {
@@ -132,7 +132,7 @@ fn seed003() -> Scenario {
     }
 }
 
-/// Seed 000's append size, from its tables (it names none). 200 writers in a closed loop
+/// Source thread 000's append size, from its tables (it names none). 200 writers in a closed loop
 /// complete 200 / (mean latency) appends per second, and the mean is at most the p99.5, so
 /// an append is at most BW x p99.5 / 200: 156 KB on the 4-HDD 160 MB row (364 MB/s, 86 ms),
 /// the tightest of the table's rows. The largest power of two under it is 128 KiB.
@@ -235,7 +235,7 @@ pub static PRESETS: &[Preset] = &[
     },
     Preset {
         name: "sync-append",
-        about: "200 writers appending 128KiB synchronously (tr_write + fsync), 220GiB fs: the seed 000 shape",
+        about: "200 writers appending 128KiB synchronously (tr_write + fsync), 220GiB fs: the source thread 000 shape",
         build: || Scenario {
             workload: WorkloadKind::SyncAppend,
             writers: 200,
@@ -248,7 +248,7 @@ pub static PRESETS: &[Preset] = &[
     },
     Preset {
         name: "seed-log-size",
-        about: "seed 000: 200 writers appending synchronously to a 220GiB, 44-AG fs on 4 HDDs; vary log_size",
+        about: "source thread 000: 200 writers appending synchronously to a 220GiB, 44-AG fs on 4 HDDs; vary log_size",
         build: || Scenario {
             workload: WorkloadKind::SyncAppend,
             writers: 200,
@@ -256,7 +256,7 @@ pub static PRESETS: &[Preset] = &[
             device: DeviceClass::HddX4,
             fs_size: Size(220 << 30),
             agcount: 44,
-            // The smallest log of the seed's table; `--vary log_size=...` walks the rest.
+            // The smallest log of the source thread's table; `--vary log_size=...` walks the rest.
             log_size: Size(10 << 20),
             // tr_write at 44 AGs of 5GiB (allocbt height 3), reflink log count 4.
             tx_logres: 109_048,
@@ -267,7 +267,7 @@ pub static PRESETS: &[Preset] = &[
             // reservation stays out for a random read (a seek on disks, a page read on flash).
             tx_reads: 1,
             duration: Duration(5 * NS_PER_SEC),
-            // Seed 000's kernel (2022) predates 6.11: reservations push the AIL; and 6.3:
+            // Source thread 000's kernel (2022) predates 6.11: reservations push the AIL; and 6.3:
             // libata sent no FUA, so each FUA write is a write and a flush.
             ail_push: AilPush::Grant,
             cil_space: CilSpace::Global,
@@ -298,7 +298,7 @@ pub static PRESETS: &[Preset] = &[
             log_size: Size(512 << 20),
             fs_size: Size(1 << 40),
             cil_pushers: 1,
-            // Seed 001's kernels (2021) count the CIL's space globally, and libata sent no FUA.
+            // Source thread 001's kernels (2021) count the CIL's space globally, and libata sent no FUA.
             cil_space: CilSpace::Global,
             sata_fua: SataFua::Emulated,
             duration: Duration(NS_PER_SEC),
@@ -308,21 +308,21 @@ pub static PRESETS: &[Preset] = &[
     },
     Preset {
         name: "cil-throttle-32mb",
-        about: "seed 003: 16-way fsmark on a 32MiB log; the CIL throttle catches every writer",
+        about: "source thread 003: 16-way fsmark on a 32MiB log; the CIL throttle catches every writer",
         build: || Scenario { writers: 16, log_size: Size(32 << 20), ..seed003() },
         fix: &[],
     },
     Preset {
         name: "cil-throttle-64mb",
-        about: "seed 003: 32-way fsmark on a 64MiB log; grant-head waits take over from the CIL throttle",
+        about: "source thread 003: 32-way fsmark on a 64MiB log; grant-head waits take over from the CIL throttle",
         build: || Scenario { writers: 32, log_size: Size(64 << 20), ..seed003() },
         fix: &[],
     },
     Preset {
         name: "cil-throttle-rhythm",
-        about: "seed 003 where CPUs set the pace: 16-way fsmark on 4 CPUs, NVMe, 32MiB log; the push keeps up and the throttle stays off",
-        // The seed's trace header shows #P:4; seed 001's test machine has NVMe SSDs. The
-        // creates, not the log, are the limit, so the push keeps up. (The seed's rare
+        about: "source thread 003 where CPUs set the pace: 16-way fsmark on 4 CPUs, NVMe, 32MiB log; the push keeps up and the throttle stays off",
+        // The source thread's trace header shows #P:4; source thread 001's test machine has NVMe SSDs. The
+        // creates, not the log, are the limit, so the push keeps up. (The source thread's rare
         // stutter, once in hundreds of log cycles, is not modelled yet.)
         build: || Scenario {
             writers: 16,
@@ -348,14 +348,14 @@ pub static PRESETS: &[Preset] = &[
     },
     Preset {
         name: "rt-alloc-fragmented",
-        about: "seed 004: near-allocations on a fragmented 8TiB realtime device; toggle rsum_cache",
+        about: "source thread 004: near-allocations on a fragmented 8TiB realtime device; toggle rsum_cache",
         build: || Scenario {
             workload: WorkloadKind::RtAlloc,
             writers: 4,
             fsync: false,
             think: Duration(50 * NS_PER_US),
             duration: Duration(NS_PER_SEC),
-            // Seed 004's kernel (2018) predates 6.11: reservations push the AIL.
+            // Source thread 004's kernel (2018) predates 6.11: reservations push the AIL.
             ail_push: AilPush::Grant,
             cil_space: CilSpace::Global,
             ..Scenario::default()
@@ -545,7 +545,7 @@ pub static PRESETS: &[Preset] = &[
 ];
 
 /// `loglab bench`'s run, natively and in the browser: 200-writer fsync-heavy for 2 s (the
-/// seed 000 shape).
+/// source thread 000 shape).
 pub fn bench_scenario() -> Scenario {
     let mut s = find("fsync-heavy").unwrap_or_default();
     s.writers = 200;

@@ -1,4 +1,4 @@
-//! Device profiles from physical parameters (never fitted to the seeds' results).
+//! Device profiles from physical parameters (never fitted to the source threads' results).
 
 use crate::device::{DeviceProfile, Stalls};
 use crate::scenario::DeviceClass;

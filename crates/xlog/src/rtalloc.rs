@@ -1,4 +1,4 @@
-//! The realtime allocator's bitmap and summary (seed 004, facts sheet §4), kernels 5.0–6.6:
+//! The realtime allocator's bitmap and summary (source thread 004, facts sheet §4), kernels 5.0–6.6:
 //! rsum[level][bitmap block] stored row-major, `xfs_rtany_summary` scanning levels upward,
 //! and the per-bitmap-block minimum-level cache (a loose lower bound, tightened on read and
 //! update). Summary block reads (buffer gets) are counted; the extents chosen do not depend on

@@ -1,7 +1,7 @@
 //! Numbers the source threads publish, as data: what the lab sets beside the model's (never
 //! an input to the model).
 
-/// Seed 000's tables: 200 writers appending synchronously on a 220 GB, 44-AG filesystem,
+/// Source thread 000's tables: 200 writers appending synchronously on a 220 GB, 44-AG filesystem,
 /// by log size, on 4 hard disks and on 4 NVMe drives.
 pub const SEED000: &[Seed000Row] = &[
     Seed000Row { device: "hdd-x4", log_mib: 10, p995_ms: 520.0, bw_mb_s: 243.0, grant_head_waits: 1875 },
@@ -25,7 +25,7 @@ pub struct Seed000Row {
     pub grant_head_waits: u64,
 }
 
-/// Seed 000's value of `metric` (a `--json` key) for `device` and a log of `log_bytes`, if
+/// Source thread 000's value of `metric` (a `--json` key) for `device` and a log of `log_bytes`, if
 /// the seed publishes one.
 pub fn seed000(device: &str, log_bytes: u64, metric: &str) -> Option<f64> {
     let row = SEED000.iter().find(|r| r.device == device && r.log_mib << 20 == log_bytes)?;

@@ -50,7 +50,7 @@ fn lip(item: u32) -> String {
     format!("{:016x}", 0x0000_0000_1000_0000u64 + item as u64 * 0x1c0)
 }
 
-/// `__print_flags(t_flags, "|", XLOG_TIC_FLAGS)` as the 5.4–5.7 kernels of the seed 003 trace
+/// `__print_flags(t_flags, "|", XLOG_TIC_FLAGS)` as the 5.4–5.7 kernels of the source thread 003 trace
 /// print it: every ticket carries XLOG_TIC_INITED there. Newer kernels print an empty field
 /// for the CIL ticket, which moves the grant reserve cycle from awk's $23 to $22.
 fn tic_flags(flags: u32) -> String {
@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn the_seed_003_line_comes_out_field_for_field() {
-        // The values of the xfs_log_cil_wait line quoted in seed 003.
+        // The values of the xfs_log_cil_wait line quoted in source thread 003.
         let ev = TraceEvent {
             t_ns: 309_285_959_000,
             task: 158,

@@ -364,7 +364,7 @@ fn run_set(preset: &str, sets: &[(&str, &str)], secs: u64) -> Metrics {
     sim.metrics()
 }
 
-/// Patch 3/5 of seed 001 on NVMe: with 32 KiB iclogs legacy's PREFLUSH on every iclog queues
+/// Patch 3/5 of source thread 001 on NVMe: with 32 KiB iclogs legacy's PREFLUSH on every iclog queues
 /// each write behind the block layer's one flush at a time, so the log's write rate, then the
 /// creates, fall short of upstream's; the push waits for iclogs and reservations for space.
 /// With 256 KiB iclogs the writes are few enough that both run at the writers' CPU limit.
@@ -576,7 +576,7 @@ fn a_cpu_pool_caps_the_create_rate_and_the_push_worker_shares_it() {
     assert_eq!(unlimited.cil_push_ms_cpu_wait, 0.0);
 }
 
-/// Seed 003's rhythm: where the creates (4 CPUs) set the pace, the push keeps up and the
+/// Source thread 003's rhythm: where the creates (4 CPUs) set the pace, the push keeps up and the
 /// throttle catches all 16 writers at most in rare bursts; where the log sets it (a SATA SSD
 /// flushing every iclog, a CPU per writer), every checkpoint throttles.
 #[test]
@@ -597,7 +597,7 @@ fn the_cil_throttle_bursts_rarely_when_cpus_not_the_log_set_the_pace() {
     assert!(bound.checkpoints_throttled * 10 >= bound.checkpoints * 9, "{bound:?}");
 }
 
-/// Seed 000's sweep: 200 writers appending 128 KiB synchronously. Grant-head waits fall to
+/// Source thread 000's sweep: 200 writers appending 128 KiB synchronously. Grant-head waits fall to
 /// none as the log grows on both device classes, every acknowledged fsync made its append
 /// durable (`data_mb_s`), and only the appends that outgrow the preallocation allocate.
 #[test]

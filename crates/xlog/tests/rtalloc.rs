@@ -1,4 +1,4 @@
-//! The realtime summary cache (seed 004): same extents with the cache off and on, far fewer
+//! The realtime summary cache (source thread 004): same extents with the cache off and on, far fewer
 //! summary block reads with it on a fragmented device. Near-allocations keep one minlen per
 //! run: with mixed minlens the 5.0–6.6 cache can choose differently (see the unit test
 //! `a_larger_minlen_search_lifts_the_cache_past_unread_levels`).

@@ -544,7 +544,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         "fua_writes": fua_writes,
         "grant_head_waits": count("xfs_log_grant_sleep"),
         "cil_throttle_waits": count("xfs_log_cil_wait"),
-        // Seed 003's `awk '{print $23}' | sort -n | uniq -c`: waits by log cycle (6.18 prints
+        // Source thread 003's `awk '{print $23}' | sort -n | uniq -c`: waits by log cycle (6.18 prints
         // the cycle as `curr_cycle`, field 31, where 5.x printed `grant_reserve_cycle`, 23).
         "cil_throttle_waits_by_cycle": cil_waits_by_cycle(&trace),
         "cil_push_work": cil_push_work(&trace, &push_wq),

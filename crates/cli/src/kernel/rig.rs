@@ -187,7 +187,7 @@ impl Rig {
         let mut mkfs = Command::new("mkfs.xfs");
         mkfs.args(&args);
         // xfsprogs refuses logs under 64 MiB and filesystems under 300 MB unless it is run by
-        // fstests; the seeds' small logs need exactly that allowance.
+        // fstests; the source threads' small logs need exactly that allowance.
         if s.log_size.0 < 64 << 20 || s.fs_size.0 < 300 << 20 {
             mkfs.envs([("TEST_DIR", "/nonexistent"), ("TEST_DEV", "/nonexistent"), ("QA_CHECK_FS", "xfs")]);
         }

@@ -170,7 +170,7 @@ impl Sim {
 
     /// `xfs_rtallocate_extent_near` at the writer's hint; old extents are freed to keep the
     /// device's fragmentation steady. Every eighth allocation starts a new file at a random
-    /// place (the storage-service pattern of seed 004: many files, spread out).
+    /// place (the storage-service pattern of source thread 004: many files, spread out).
     fn rt_allocate(&mut self, w: TaskId) {
         let maxlen = 1 + self.rng.next_u64() % 16;
         let pick = self.rng.next_u64();
