@@ -366,7 +366,7 @@ impl Lab {
         sim.set_keep_trace(false);
         sim.record_io();
         while sim.events() < target && sim.step().is_some() {}
-        let entries = xlog::logwrites::entries(sim.devices()[0].journal(), |tag| !Sim::is_file_data(tag));
+        let entries = xlog::logwrites::entries(sim.devices()[0].request_record(), |tag| !Sim::is_file_data(tag));
         Ok(xlog::logwrites::encode(&entries))
     }
     /// The scenario the run follows now (the link's, with any what-if branch applied).

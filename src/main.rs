@@ -180,7 +180,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                         window={(lab.state.speed_ns * 120).clamp(2 * xlog::NS_PER_MS, driver::TIMELINE_NS).min(v.now_ns.saturating_sub(frame.timeline_from)).max(xlog::NS_PER_MS / 10)}
                         lanes={frame.devices.iter().map(|d| format!("{} device ({})", d.role, d.profile)).collect::<Vec<_>>()} /> }
                     if shows(Panel::Plots) { <Plots series={frame.plots.clone()} /> }
-                    if shows(Panel::Journal) { <Stats view={v.clone()} metrics={frame.metrics.clone()} /> }
+                    if shows(Panel::Counters) { <Stats view={v.clone()} metrics={frame.metrics.clone()} /> }
                     if shows(Panel::Cil) { <CilPanel cil={frame.cil.clone()} /> }
                     if shows(Panel::Ail) { <AilPanel ail={frame.ail.clone()} /> }
                     if shows(Panel::Tasks) { <TasksPanel view={v.clone()} /> }

@@ -51,7 +51,7 @@ pub fn iclog_state(state: IclogState) -> &'static str {
     }
 }
 
-/// What a writer task waits for (the journal's squares and the tasks panel).
+/// What a writer task waits for (the log counters' squares and the tasks panel).
 pub fn writer(s: &WriterState) -> &'static str {
     match s {
         WriterState::Thinking | WriterState::TxWork | WriterState::Stopped => LIGHT_GREY,

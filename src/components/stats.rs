@@ -43,7 +43,7 @@ pub fn stats(props: &StatsProps) -> Html {
     ];
     html! {
         <div class="panel">
-            <h2>{ "journal" }</h2>
+            <h2>{ "log counters" }</h2>
             <table class="stats" data-testid="stats">
                 { for rows.into_iter().map(|(k, val)| html! { <tr><td>{ k }</td><td data-key={k}>{ val }</td></tr> }) }
             </table>

@@ -94,7 +94,7 @@ pub fn logwrites(a: &LogwritesArgs) -> Result<(), String> {
         Some(t) => sim.run_until(t),
         None => sim.run(),
     }
-    let entries = logwrites::entries(sim.devices()[0].journal(), |tag| !Sim::is_file_data(tag));
+    let entries = logwrites::entries(sim.devices()[0].request_record(), |tag| !Sim::is_file_data(tag));
     let bytes = logwrites::encode(&entries);
     std::fs::write(&a.out, &bytes).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
     let count = |f: u64| entries.iter().filter(|e| e.flags & f != 0).count();

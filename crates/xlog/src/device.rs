@@ -282,8 +282,9 @@ pub struct Device {
     /// every flush of an array.
     flush_queue: FlushQueue,
     pub stats: DeviceStats,
-    /// Off unless an export asked for it: it keeps every write's data.
-    journal: Option<Vec<DevIo>>,
+    /// The request record (what dm-log-writes would log): off unless an export asked for it,
+    /// as it keeps every write's data.
+    requests: Option<Vec<DevIo>>,
     /// The device's own seeded draws (rotational position, flash page type): service times
     /// vary as the physics makes them vary, and the same seed gives the same run.
     rng: Pcg64Mcg,
@@ -377,7 +378,7 @@ impl Device {
             media_free_ns: 0,
             flush_queue: FlushQueue::default(),
             stats: DeviceStats::default(),
-            journal: None,
+            requests: None,
             backed: BTreeMap::new(),
             allocated_since_flush: false,
         }
@@ -726,16 +727,18 @@ impl Device {
         done
     }
 
-    /// Starts keeping a journal of requests (with their data).
+    /// Starts keeping a record of requests (with their data).
     pub fn record(&mut self) {
-        self.journal.get_or_insert_with(Vec::new);
+        self.requests.get_or_insert_with(Vec::new);
     }
 
-    pub fn journaling(&self) -> bool {
-        self.journal.is_some()
+    /// A request record is being kept.
+    pub fn recording(&self) -> bool {
+        self.requests.is_some()
     }
-    pub fn journal(&self) -> &[DevIo] {
-        self.journal.as_deref().unwrap_or(&[])
+    /// The request record (empty when none is kept).
+    pub fn request_record(&self) -> &[DevIo] {
+        self.requests.as_deref().unwrap_or(&[])
     }
 
     fn push_inflight(&mut self, req: IoReq) {
@@ -754,7 +757,7 @@ impl Device {
     }
 
     pub fn note(&mut self, e: DevIo) {
-        if let Some(j) = &mut self.journal {
+        if let Some(j) = &mut self.requests {
             j.push(e);
         }
     }
@@ -1051,7 +1054,7 @@ impl Device {
             self.inflight_at.pop_front();
             self.inflight_base += 1;
         }
-        if self.journal.is_some() {
+        if self.requests.is_some() {
             self.note(DevIo::Complete(req.clone()));
         }
         match req.kind {

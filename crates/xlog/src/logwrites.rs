@@ -43,13 +43,13 @@ fn write_entry(r: &IoReq, meta: bool) -> Entry {
     Entry { sector: r.sector, nr_sectors: r.bytes / 512, flags, data: r.full_data() }
 }
 
-/// Orders a device journal as dm-log-writes would log it. `meta(tag)` says whether a write
+/// Orders a device's request record as dm-log-writes would log it. `meta(tag)` says whether a write
 /// carried REQ_META (XFS log and metadata writes do; file data does not).
-pub fn entries(journal: &[DevIo], meta: impl Fn(u64) -> bool) -> Vec<Entry> {
+pub fn entries(record: &[DevIo], meta: impl Fn(u64) -> bool) -> Vec<Entry> {
     let mut unflushed: Vec<Entry> = Vec::new();
     let mut captured: BTreeMap<u64, Vec<Entry>> = BTreeMap::new();
     let mut logged = Vec::new();
-    for e in journal {
+    for e in record {
         match e {
             // A flush takes the writes completed before it was issued (log_writes_map).
             DevIo::Submit { id, flush: true } => {

@@ -258,7 +258,7 @@ impl Sim {
         let (start, seq) = (ck.start_lsn, ck.sequence);
         let ctx = self.cil.remove_committing(seq).expect("completing a committing context");
         self.emit(TASK_IOEND, TraceKind::CheckpointDone { ckpt: c, start });
-        if self.devs[0].journaling() {
+        if self.devs[0].recording() {
             self.devs[0].note(crate::device::DevIo::Mark(format!("checkpoint-{c}")));
         }
         let mut freed = false;
