@@ -421,6 +421,43 @@ mod tests {
     use crate::recovery::recover;
     use crate::units::Lsn;
 
+    /// One crash point as an explorer sets it up: the writes at risk, their index, the state
+    /// space and the log every state shares.
+    struct Point {
+        ch: Vec<states::Choice>,
+        cand: Candidates,
+        space: StateSpace,
+        shared: SharedLog,
+    }
+
+    impl Point {
+        fn new(sim: &Sim, prefix: bool, pages: &mut LogPageCache) -> Point {
+            let ch = choices(sim);
+            let cand = index_choices(sim.devices().len(), &ch);
+            let space = StateSpace::new(&ch, sim.devices().len(), prefix);
+            let shared = shared_log(sim, &cand, pages);
+            Point { ch, cand, space, shared }
+        }
+
+        /// The first `n` sampled states (draws seeded by `seed`), each as `f(state, keep, tears)`
+        /// sees its fates; returns how many there were.
+        fn sampled(&self, ndev: usize, seed: u64, n: u64, mut f: impl FnMut(u64, &[Fate], &[u64])) -> u64 {
+            let mut rng = Pcg64Mcg::seed_from_u64(seed);
+            let mut digits = vec![0u64; self.space.radix.len()];
+            let mut keep = vec![Fate::Lost; self.ch.len()];
+            let mut tears = vec![0u64; self.ch.len()];
+            let n = self.space.total.min(n);
+            for st in 0..n {
+                self.space.digits_sampled(st, &mut rng, &mut digits);
+                self.space.fates(&self.ch, &digits, &mut keep);
+                draw_tears(&self.ch, false, &mut rng, &mut tears);
+                apply_preflush_marks(&self.ch, ndev, &mut keep);
+                f(st, &keep, &tears);
+            }
+            n
+        }
+    }
+
     /// The states of a crash point share what they read alike (`SharedLog`, its page facts
     /// cached along the run): recovering with it must give what recovering each image on its
     /// own gives, errors included.
@@ -439,26 +476,14 @@ mod tests {
             for at in CrashPlan::even_points(40_000, 24) {
                 while sim.events() < at && sim.step().is_some() {}
                 sim.settle_crcs();
-                let ch = choices(&sim);
-                let cand = index_choices(sim.devices().len(), &ch);
-                let space = StateSpace::new(&ch, sim.devices().len(), model == "prefix");
-                let shared = shared_log(&sim, &cand, &mut pages);
-                let mut rng = Pcg64Mcg::seed_from_u64(at);
-                let mut digits = vec![0u64; space.radix.len()];
-                let mut keep = vec![Fate::Lost; ch.len()];
-                let mut tears = vec![0u64; ch.len()];
-                for st in 0..space.total.min(32) {
-                    space.digits_sampled(st, &mut rng, &mut digits);
-                    space.fates(&ch, &digits, &mut keep);
-                    draw_tears(&ch, false, &mut rng, &mut tears);
-                    apply_preflush_marks(&ch, sim.devices().len(), &mut keep);
-                    let alone = recover(&image(&sim, &cand, &keep, &tears, None));
-                    let with = recover(&image(&sim, &cand, &keep, &tears, Some(&shared)));
+                let pt = Point::new(&sim, model == "prefix", &mut pages);
+                states += pt.sampled(sim.devices().len(), at, 32, |st, keep, tears| {
+                    let alone = recover(&image(&sim, &pt.cand, keep, tears, None));
+                    let with = recover(&image(&sim, &pt.cand, keep, tears, Some(&pt.shared)));
                     assert_eq!(with, alone, "{preset} {model}: event {at} state {st}");
-                    states += 1;
-                }
-                distinct_logs += shared.walks_cached();
-                shared_pass1 += shared.shared_pass1_cached();
+                });
+                distinct_logs += pt.shared.walks_cached();
+                shared_pass1 += pt.shared.shared_pass1_cached();
             }
             assert!(states > 100, "{preset}: {states} states");
             // The walks resumed pass 1 from the shared records' transactions.
@@ -494,10 +519,7 @@ mod tests {
             for at in CrashPlan::even_points(events, 16) {
                 while sim.events() < at && sim.step().is_some() {}
                 sim.settle_crcs();
-                let ch = choices(&sim);
-                let cand = index_choices(sim.devices().len(), &ch);
-                let space = StateSpace::new(&ch, sim.devices().len(), model == "prefix");
-                let shared = shared_log(&sim, &cand, &mut pages);
+                let pt = Point::new(&sim, model == "prefix", &mut pages);
                 let head = sim.xlog().curr_lsn();
                 // The true history, and one the rules break on: every third checkpoint left
                 // incomplete (write-ahead, tail) and a head half way back (LSNs ahead).
@@ -510,26 +532,19 @@ mod tests {
                 let early = Lsn::new(head.cycle(), head.block() / 2);
                 for (history, head) in [(sim.history(), head), (&distorted, early)] {
                     let oracle = Oracle::new(history, head);
-                    let Some(layered) = PointOracle::new(&oracle, &image(&sim, &cand, &[], &[], Some(&shared))) else {
+                    let Some(layered) = PointOracle::new(&oracle, &image(&sim, &pt.cand, &[], &[], Some(&pt.shared)))
+                    else {
                         continue;
                     };
-                    let mut rng = Pcg64Mcg::seed_from_u64(at);
-                    let mut digits = vec![0u64; space.radix.len()];
-                    let mut keep = vec![Fate::Lost; ch.len()];
-                    let mut tears = vec![0u64; ch.len()];
-                    for st in 0..space.total.min(24) {
-                        space.digits_sampled(st, &mut rng, &mut digits);
-                        space.fates(&ch, &digits, &mut keep);
-                        draw_tears(&ch, false, &mut rng, &mut tears);
-                        apply_preflush_marks(&ch, sim.devices().len(), &mut keep);
-                        let img = image(&sim, &cand, &keep, &tears, Some(&shared));
+                    states += pt.sampled(sim.devices().len(), at, 24, |st, keep, tears| {
+                        let img = image(&sim, &pt.cand, keep, tears, Some(&pt.shared));
                         let idem = st % 4 == 0;
                         let (mut alone_out, mut with_out) = (Vec::new(), Vec::new());
                         let alone = oracle.check(&img, idem, &mut alone_out).map(|mut r| {
                             (r.items, r.writes, r.replayed) = Default::default();
                             r
                         });
-                        let Some(with) = layered.check_layered(&img, idem, &mut with_out) else { continue };
+                        let Some(with) = layered.check_layered(&img, idem, &mut with_out) else { return };
                         alone_out.sort_unstable();
                         with_out.sort_unstable();
                         let at_state = format!("{preset} {model}: event {at} state {st}");
@@ -539,8 +554,7 @@ mod tests {
                             *violations.entry(v).or_insert(0) += 1;
                         }
                         layered_states += 1;
-                    }
-                    states += space.total.min(24);
+                    });
                 }
             }
             assert!(layered_states * 10 >= states * 9, "{preset} {model}: {layered_states} of {states} layered");

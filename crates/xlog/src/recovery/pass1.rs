@@ -55,7 +55,7 @@ pub(super) struct LogWalk {
 }
 
 pub(super) fn log_walk<R: LogReader>(img: &R, memo: Option<&SharedPass1Memo>) -> Result<LogWalk, String> {
-    let (rep, records, shared_records) = match pass1_span(img)? {
+    let (mut rep, records, shared_records) = match pass1_span(img)? {
         Span::Done(rep) => {
             return Ok(LogWalk {
                 rep,
@@ -98,7 +98,6 @@ pub(super) fn log_walk<R: LogReader>(img: &R, memo: Option<&SharedPass1Memo>) ->
     if records.len() <= shared_records {
         shared_txns = parsed.len() + rb.committed.len();
     }
-    let mut rep = rep;
     rep.transactions_uncommitted = rb.open.len() as u32;
     parsed.extend(rb.committed.iter().map(|t| (t.r_lsn, log_items(t).map(Rc::new))));
     // Pass 1's cancel records, then the items: the first transaction that does not parse is
