@@ -1,6 +1,6 @@
 //! Device profiles from physical parameters (never fitted to the source threads' results).
 
-use crate::device::{DeviceProfile, Stalls};
+use crate::device::{DeviceProfile, Disk, Erase, Flash, Measured, Media, Stalls};
 use crate::scenario::DeviceClass;
 use crate::units::{Ns, NS_PER_MS, NS_PER_US};
 
@@ -87,143 +87,138 @@ const VM_DISK_STALLS: Stalls = Stalls {
 };
 
 pub fn profile(class: DeviceClass) -> DeviceProfile {
+    // 7200 rpm: 8.33 ms per turn, 4.17 ms half.
+    let disk = Disk {
+        ncq_disks: Some(1),
+        seek_ns: 8 * NS_PER_MS + 500 * NS_PER_US, // 8.5 ms average seek (datasheet class)
+        half_rotation_ns: 4_170 * NS_PER_US,
+        // Each cached extent destages with a rotational wait (half a turn on average, drawn
+        // per extent) after its short seek (`flush_per_extent_ns`).
+        flush_rotation_ns: 4_170 * NS_PER_US,
+        members: 1,
+        parity_stripe_bytes: None,
+    };
     let hdd = DeviceProfile {
         name: "hdd",
         volatile_cache: true,
         // NCQ: 32 commands queued; writes into the cache complete over the link while the
         // one actuator serves reads and write-through writes in turn.
         queue_depth: 32,
-        actuators: 1,
         cmd_ns: 50 * NS_PER_US, // SATA command + cache write
         bus_bytes_per_sec: 550 * MB,
         media_bytes_per_sec: 200 * MB, // outer-track sustained rate of a 7200 rpm disk
-        seek_ns: 8 * NS_PER_MS + 500 * NS_PER_US, // 8.5 ms average seek (datasheet class)
-        half_rotation_ns: 4_170 * NS_PER_US, // 7200 rpm: 8.33 ms per turn, 4.17 ms half
-        program_ns: 0,
-        read_ns: 0, // positioning (seek + rotation) is the read cost
         flush_base_ns: 200 * NS_PER_US,
-        // Each cached extent destages with a short seek and a rotational wait (half a turn
-        // on average, drawn per extent). The short seek is the datasheet's single-track write
-        // seek including settling, typical (Hitachi Deskstar 7K320 spec, table 7: 1.1 ms;
-        // 2.2 ms is its maximum), like the typical average seek above.
+        // The short seek per extent destaged is the datasheet's single-track write seek
+        // including settling, typical (Hitachi Deskstar 7K320 spec, table 7: 1.1 ms; 2.2 ms
+        // is its maximum), like the typical average seek above.
         flush_per_extent_ns: 1_100 * NS_PER_US,
-        flush_rotation_ns: 4_170 * NS_PER_US,
-        members: 1,
         md_flush: false,
-        min_interval_ns: 0,
-        stripe_bytes: 0,
+        min_interval_ns: None,
         capacity_sectors: DISK_SECTORS,
-        write_latency: &[],
-        flush_latency: &[],
-        flush_latency_allocating: &[],
         fua: true,
         libata: true,
-        dies: 0,
-        erase_block_bytes: 0,
-        erase_ns: 0,
         // SATA behind AHCI: one hardware queue, so one blk-mq flush queue for every flush.
         one_flush_queue: true,
-        stalls: None,
+        media: Media::Disk(disk),
+    };
+    let tlc = Flash {
+        program_ns: Some(250 * NS_PER_US), // TLC page program for write-through (FUA)
+        read_ns: 70 * NS_PER_US,           // TLC page read (tR) plus the FTL lookup
+        // 3D TLC, datasheet class: a 1 TB drive's 8 channels x 4 dies; a block of 24 MiB
+        // (1,536 pages of 16 KiB) erased in 3.5 ms (tBERS is 3-5 ms typical).
+        erase: Some(Erase { dies: 32, block_bytes: 24 << 20, erase_ns: 3_500 * NS_PER_US }),
     };
     let nvme = DeviceProfile {
         name: "nvme",
         volatile_cache: true,
         queue_depth: 32,
-        actuators: 0,
         // 60k random-write IOPS at queue depth 1 class: ~16 us per 4 KiB write into DRAM cache.
         cmd_ns: 14 * NS_PER_US,
         bus_bytes_per_sec: 3_000 * MB,   // PCIe 3.0 x4
         media_bytes_per_sec: 1_500 * MB, // TLC NAND sustained program rate across dies
-        seek_ns: 0,
-        half_rotation_ns: 0,
-        program_ns: 250 * NS_PER_US,    // TLC page program for write-through (FUA)
-        read_ns: 70 * NS_PER_US,        // TLC page read (tR) plus the FTL lookup
-        flush_base_ns: 300 * NS_PER_US, // flush: drain cache + FTL metadata commit
+        flush_base_ns: 300 * NS_PER_US,  // flush: drain cache + FTL metadata commit
         flush_per_extent_ns: 2 * NS_PER_US,
-        flush_rotation_ns: 0,
-        members: 1,
         md_flush: false,
-        min_interval_ns: 0,
-        stripe_bytes: 0,
+        min_interval_ns: None,
         capacity_sectors: DISK_SECTORS / 8,
-        write_latency: &[],
-        flush_latency: &[],
-        flush_latency_allocating: &[],
         fua: true,
         libata: false,
-        // 3D TLC, datasheet class: a 1 TB drive's 8 channels x 4 dies; a block of 24 MiB
-        // (1,536 pages of 16 KiB) erased in 3.5 ms (tBERS is 3-5 ms typical).
-        dies: 32,
-        erase_block_bytes: 24 << 20,
-        erase_ns: 3_500 * NS_PER_US,
         one_flush_queue: false,
-        stalls: None,
+        media: Media::Flash(tlc),
     };
     match class {
         DeviceClass::Hdd => hdd,
         DeviceClass::HddX4 => DeviceProfile {
             name: "hdd-x4",
             queue_depth: 4 * 32, // four disks, each with NCQ
-            actuators: 4,
             bus_bytes_per_sec: 4 * hdd.bus_bytes_per_sec,
             media_bytes_per_sec: 4 * hdd.media_bytes_per_sec,
             capacity_sectors: 4 * DISK_SECTORS,
             // Cached extents spread over four spindles, which destage them in parallel.
             flush_per_extent_ns: hdd.flush_per_extent_ns / 4,
-            flush_rotation_ns: hdd.flush_rotation_ns / 4,
-            members: 4,
             md_flush: true, // md raid0 over four disks
+            media: Media::Disk(Disk {
+                ncq_disks: Some(4),
+                flush_rotation_ns: disk.flush_rotation_ns / 4,
+                members: 4,
+                ..disk
+            }),
             ..hdd
         },
         DeviceClass::Nvme => nvme,
         DeviceClass::NvmeX4 => DeviceProfile {
             name: "nvme-x4",
             queue_depth: 128,
-            dies: 4 * nvme.dies, // md's chunks spread the pages over four drives' dies
             bus_bytes_per_sec: 4 * nvme.bus_bytes_per_sec,
             media_bytes_per_sec: 4 * nvme.media_bytes_per_sec,
             // A flush must drain all four members: the slowest member sets the pace.
             flush_base_ns: nvme.flush_base_ns + 50 * NS_PER_US,
             md_flush: true, // md raid0 over four drives
+            // md's chunks spread the pages over four drives' dies.
+            media: Media::Flash(Flash { erase: Some(Erase { dies: 4 * 32, ..tlc.erase.unwrap() }), ..tlc }),
             ..nvme
         },
         DeviceClass::SataSsd => DeviceProfile {
             name: "sata-ssd",
             queue_depth: 32,             // NCQ
-            dies: 8,                     // a consumer drive's 4 channels x 2 dies
             cmd_ns: 60 * NS_PER_US,      // AHCI + SATA link
             bus_bytes_per_sec: 550 * MB, // SATA 6 Gb/s
             media_bytes_per_sec: 450 * MB,
-            program_ns: 500 * NS_PER_US,  // consumer TLC/QLC program
             flush_base_ns: 2 * NS_PER_MS, // non-queued FLUSH CACHE drains NCQ and commits the FTL
             one_flush_queue: true,        // AHCI: one hardware queue
             libata: true,
+            media: Media::Flash(Flash {
+                program_ns: Some(500 * NS_PER_US), // consumer TLC/QLC program
+                // A consumer drive's 4 channels x 2 dies.
+                erase: Some(Erase { dies: 8, ..tlc.erase.unwrap() }),
+                ..tlc
+            }),
             ..nvme
         },
         DeviceClass::EnterpriseSsd => DeviceProfile {
             name: "enterprise-ssd",
             volatile_cache: false, // power-loss protected cache counts as stable
-            erase_ns: 0,           // its protected cache hides the erases behind it
             cmd_ns: 20 * NS_PER_US,
-            program_ns: 0, // the protected DRAM cache absorbs writes
+            // The protected DRAM cache absorbs writes, and hides the erases behind it.
+            media: Media::Flash(Flash { program_ns: None, erase: None, ..tlc }),
             ..nvme
         },
         DeviceClass::IscsiCloud => DeviceProfile {
             name: "iscsi-cloud",
             queue_depth: 32,
-            erase_ns: 0,                 // a replicated volume: the network, not a die, sets its times
             cmd_ns: 500 * NS_PER_US,     // a network round trip per request
             bus_bytes_per_sec: 125 * MB, // provider throughput cap (1 Gb/s class)
             media_bytes_per_sec: 125 * MB,
-            program_ns: 500 * NS_PER_US, // write-through costs another replicated round trip
             flush_base_ns: NS_PER_MS,
-            min_interval_ns: 333 * NS_PER_US, // provider cap: 3000 IOPS
-            one_flush_queue: true,            // iscsi_tcp: one hardware queue per session
+            min_interval_ns: Some(333 * NS_PER_US), // provider cap: 3000 IOPS
+            one_flush_queue: true,                  // iscsi_tcp: one hardware queue per session
+            // A replicated volume: the network, not a die, sets its times; write-through
+            // costs another replicated round trip.
+            media: Media::Flash(Flash { program_ns: Some(500 * NS_PER_US), erase: None, ..tlc }),
             ..nvme
         },
         DeviceClass::VmDisk => DeviceProfile {
             name: "vm-disk",
-            erase_ns: 0, // measured: its tables hold whatever the host's media did
             // A loop device over this lab's CI machine's virtual disk (a Firecracker VM). It
             // advertises a write cache (`queue/write_cache`: write back) and no FUA, and has
             // one hardware queue: PREFLUSH and explicit flushes become flush requests, one at
@@ -231,32 +226,38 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
             volatile_cache: true,
             fua: false,
             one_flush_queue: true,
-            flush_latency: VM_DISK_FLUSH_LATENCY,
-            flush_latency_allocating: VM_DISK_FLUSH_ALLOCATING,
             queue_depth: 128,
             cmd_ns: 0,
-            program_ns: 0,
             // Measured on a loop device (`--direct-io=on`) over a sparse file on this disk,
             // k `xfs_io -d` writers each writing 192 MiB of 128 KiB blocks to fresh space: 1 in
             // flight 453 MiB/s (0.28 ms a write), 4: 959, 8: 1,104, 16: 1,204, 32: 1,148. Its
             // link carries what the disk takes at most; the write latencies above hold the rest.
             bus_bytes_per_sec: 1_200 * MB,
             media_bytes_per_sec: 0,
-            write_latency: VM_DISK_WRITE_LATENCY,
-            stalls: Some(VM_DISK_STALLS),
+            // Measured: its tables hold whatever the host's media did.
+            media: Media::Measured(Measured {
+                write_latency: VM_DISK_WRITE_LATENCY,
+                flush_latency: VM_DISK_FLUSH_LATENCY,
+                flush_latency_allocating: Some(VM_DISK_FLUSH_ALLOCATING),
+                read_ns: tlc.read_ns, // not measured: reads are rare here
+                stalls: Some(VM_DISK_STALLS),
+            }),
             ..nvme
         },
         DeviceClass::Raid6Old => DeviceProfile {
             name: "raid6-old",
             queue_depth: 6, // 8 disks, 6 data spindles
-            actuators: 0,   // the controller's queue: its channels are the spindles
             bus_bytes_per_sec: 400 * MB,
             media_bytes_per_sec: 600 * MB,
-            seek_ns: 9 * NS_PER_MS,        // 2010-era 7200 rpm members
             flush_base_ns: 10 * NS_PER_MS, // controller flushes its cache to every member
-            stripe_bytes: 6 * 64 * 1024,   // 64 KiB chunks x 6 data disks
             capacity_sectors: 6 * DISK_SECTORS / 4,
             libata: false, // a hardware RAID controller: SCSI, FUA its own
+            media: Media::Disk(Disk {
+                ncq_disks: None,                          // the controller's queue: its channels are the spindles
+                seek_ns: 9 * NS_PER_MS,                   // 2010-era 7200 rpm members
+                parity_stripe_bytes: Some(6 * 64 * 1024), // 64 KiB chunks x 6 data disks
+                ..disk
+            }),
             ..hdd
         },
     }

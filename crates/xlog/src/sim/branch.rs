@@ -58,7 +58,7 @@ mod tests {
         up.run_until(30 * NS_PER_MS);
         let mut legacy = up.branch("flush", "legacy").unwrap();
         assert_eq!(legacy.scenario().flush, crate::scenario::FlushPolicy::Legacy);
-        let flushes = |s: &Sim| s.devices().iter().map(|d| d.stats.flushes).sum::<u64>();
+        let flushes = |s: &Sim| s.devices().iter().map(|d| d.stats().flushes).sum::<u64>();
         let before = flushes(&up);
         up.run_until(150 * NS_PER_MS);
         legacy.run_until(150 * NS_PER_MS);

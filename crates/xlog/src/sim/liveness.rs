@@ -15,7 +15,7 @@ impl Sim {
 
     /// Requests the devices have taken so far, counting those still in flight.
     fn device_activity(&self) -> u64 {
-        self.devs.iter().map(|d| d.stats.writes + d.stats.flushes + d.inflight().len() as u64).sum()
+        self.devs.iter().map(|d| d.stats().writes + d.stats().flushes + d.inflight().len() as u64).sum()
     }
 
     /// Liveness: if tasks are blocked at the end, run a copy on with no new work for two

@@ -162,7 +162,7 @@ impl Sim {
             preflush,
             flushes_data,
             commit: !ic.callbacks.is_empty(),
-            volatile: self.devs[self.data_dev].profile.volatile_cache,
+            volatile: self.devs[self.data_dev].profile().volatile_cache,
         });
         self.trace_iclog(task, IclogEvent::Write, i);
         for (sector, data) in parts {
@@ -252,7 +252,7 @@ impl Sim {
     /// `xlog_cil_committed`: AIL insertion at the checkpoint's start LSN, unpin.
     fn xlog_cil_committed(&mut self, c: u32) {
         self.counters.checkpoints += 1;
-        self.counters.flushes_at_checkpoint = self.devs.iter().map(|d| d.stats.flushes).sum();
+        self.counters.flushes_at_checkpoint = self.devs.iter().map(|d| d.stats().flushes).sum();
         let ck = self.history.get_mut(c).expect("a completing checkpoint is never folded");
         ck.completed = true;
         let (start, seq) = (ck.start_lsn, ck.sequence);

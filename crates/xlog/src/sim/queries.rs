@@ -70,7 +70,7 @@ impl Sim {
     }
     /// Device self-check failures (a broken flush or FUA rule) on any device.
     pub fn semantics_violations(&self) -> u64 {
-        self.devs.iter().map(|d| d.stats.semantics_violations).sum()
+        self.devs.iter().map(|d| d.stats().semantics_violations).sum()
     }
     /// Log writes that would have overwritten the live log past the tail.
     pub fn live_overwrites(&self) -> u64 {

@@ -10,10 +10,10 @@ impl Sim {
         let secs = self.now.min(self.scenario.duration.0).max(1) as f64 / NS_PER_SEC as f64;
         let (mut flushes, mut elided, mut fua, mut writes) = (0, 0, 0, 0);
         for d in &self.devs {
-            flushes += d.stats.flushes;
-            elided += d.stats.flushes_elided;
-            fua += d.stats.fua_writes;
-            writes += d.stats.writes;
+            flushes += d.stats().flushes;
+            elided += d.stats().flushes_elided;
+            fua += d.stats().fua_writes;
+            writes += d.stats().writes;
         }
         let q = |p: f64| ms(c.latency_ns.value_at_quantile(p));
         let per_ckpt = |n: u64| if c.checkpoints == 0 { 0.0 } else { n as f64 / c.checkpoints as f64 };

@@ -422,22 +422,24 @@ impl Sim {
             .enumerate()
             .map(|(d, dev)| DevicePanel {
                 role: if d == 0 { "log" } else { "data" },
-                profile: dev.profile.name,
-                volatile_cache: dev.profile.volatile_cache,
+                profile: dev.profile().name,
+                volatile_cache: dev.profile().volatile_cache,
                 cached_writes: dev.cached().len() as u64,
                 cached_bytes: dev.cached_bytes(),
                 destage: dev.destage_backlog(self.now),
                 inflight: dev.inflight().iter().take(VIEW_LIST_MAX).map(|r| self.io_span(d, r)).collect(),
-                stats: dev.stats.clone(),
+                stats: dev.stats().clone(),
                 host_stall: dev.stall_state(self.now),
-                flash_erase: dev.erase_state(self.now).map(|(erased, erasing, left_ns)| FlashErase {
-                    erased,
-                    erasing,
-                    left_ns,
-                    block_bytes: dev.profile.erase_block_bytes,
-                    erase_ns: dev.profile.erase_ns,
-                    dies: dev.profile.dies,
-                }),
+                flash_erase: dev.erase_state(self.now).zip(dev.profile().erase()).map(
+                    |((erased, erasing, left_ns), e)| FlashErase {
+                        erased,
+                        erasing,
+                        left_ns,
+                        block_bytes: e.block_bytes,
+                        erase_ns: e.erase_ns,
+                        dies: e.dies,
+                    },
+                ),
                 actuators: dev.actuator_state(self.now),
                 flush_hold: dev.flush_hold(self.now),
                 link: dev.link_state(self.now).map(|(moving, backlog_ns, bytes_per_sec)| LinkShare {

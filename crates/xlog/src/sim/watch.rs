@@ -28,7 +28,7 @@ impl Watch {
                 (free < b).then(|| format!("free log space {} KiB < {} KiB", free / 1024, b / 1024))
             }
             Watch::FirstFlush => {
-                let n: u64 = sim.devs.iter().map(|d| d.stats.flushes).sum();
+                let n: u64 = sim.devs.iter().map(|d| d.stats().flushes).sum();
                 (n > 0).then(|| "the first cache flush was issued".to_string())
             }
             Watch::ThrottleDepthAbove(k) => {
