@@ -10,10 +10,11 @@ use crate::state::{Action, LabState, Panel};
 use gloo_render::{request_animation_frame, AnimationFrame};
 use std::cell::RefCell;
 use std::rc::Rc;
+use xlog::moment::Moment;
 use xlog::{
-    check_chosen_state, explore_crash_state, trace_cmd_header, writer_comm, writes_at_risk, AilView, AtRisk,
-    ChosenState, CilView, CrashReport, DevicePanel, Fate, IclogsView, IoSpan, LinkCheck, LogSpaceView, Metrics,
-    Milestone, Ns, RtView, Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
+    check_chosen_state, explore_crash_state, writer_comm, writes_at_risk, AilView, AtRisk, ChosenState, CilView,
+    CrashReport, DevicePanel, Fate, IclogsView, IoSpan, LinkCheck, LogSpaceView, Metrics, Milestone, Ns, RtView,
+    Scenario, Sim, TraceCmdPrinter, View, Watch, NS_PER_MS, NS_PER_SEC,
 };
 use yew::prelude::*;
 
@@ -311,22 +312,10 @@ impl Lab {
     /// keeping only `only` when it names an event: the scenario is run again from the start,
     /// so what-if branches are not in it.
     pub fn trace_to_now(&self, only: &str) -> Result<String, String> {
-        let target = self.sim.borrow().events();
+        let at = Moment::Events(self.sim.borrow().events());
         let s = &self.state.opened.scenario;
-        let mut sim = Sim::new(s)?;
-        let mut p = TraceCmdPrinter::new(writer_comm(s));
         let keep = |name: &str| only.is_empty() || name == only;
-        let mut lines = Vec::new();
-        while sim.events() < target {
-            let Some(evs) = sim.step() else { break };
-            lines.extend(evs.iter().filter_map(|ev| p.line_if(ev, keep)));
-        }
-        let mut text = trace_cmd_header(lines.len() as u64);
-        for l in lines {
-            text.push_str(&l);
-            text.push('\n');
-        }
-        Ok(text)
+        xlog::moment::trace_text(s, at, TraceCmdPrinter::new(writer_comm(s)), keep)
     }
     /// Runs the scenario a second time with `key=value`, on this run's clock (compare mode).
     pub fn compare_with(&self, key: &str, value: &str) -> Result<(), String> {
@@ -361,13 +350,8 @@ impl Lab {
     /// The dm-log-writes stream of this run up to now (`loglab export-logwrites --until` for a
     /// link's `at=`): the scenario run again from the start with every request recorded.
     pub fn logwrites_to_now(&self) -> Result<Vec<u8>, String> {
-        let target = self.sim.borrow().events();
-        let mut sim = Sim::new(&self.state.opened.scenario)?;
-        sim.set_keep_trace(false);
-        sim.record_io();
-        while sim.events() < target && sim.step().is_some() {}
-        let entries = xlog::logwrites::entries(sim.devices()[0].request_record(), |tag| !Sim::is_file_data(tag));
-        Ok(xlog::logwrites::encode(&entries))
+        let at = Moment::Events(self.sim.borrow().events());
+        Ok(xlog::moment::logwrites_to(&self.state.opened.scenario, at)?.bytes)
     }
     /// The scenario the run follows now (the link's, with any what-if branch applied).
     pub fn scenario_now(&self) -> Scenario {

@@ -6,6 +6,7 @@ use serde_json::json;
 use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::PathBuf;
+use xlog::moment::{LogWrites, Moment};
 use xlog::{logscan, logwrites, Sim, Size};
 
 #[derive(Args)]
@@ -88,14 +89,8 @@ pub fn image(a: &ImageArgs) -> Result<(), String> {
 
 pub fn logwrites(a: &LogwritesArgs) -> Result<(), String> {
     let s = a.scenario.load()?;
-    let mut sim = Sim::new(&s)?;
-    sim.record_io();
-    match a.until.as_deref().map(|u| xlog::parse_duration("--until", u)).transpose()? {
-        Some(t) => sim.run_until(t),
-        None => sim.run(),
-    }
-    let entries = logwrites::entries(sim.devices()[0].request_record(), |tag| !Sim::is_file_data(tag));
-    let bytes = logwrites::encode(&entries);
+    let until = a.until.as_deref().map(|u| xlog::parse_duration("--until", u)).transpose()?;
+    let LogWrites { entries, bytes, sim } = xlog::moment::logwrites_to(&s, Moment::until(until))?;
     std::fs::write(&a.out, &bytes).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
     let count = |f: u64| entries.iter().filter(|e| e.flags & f != 0).count();
     let v = json!({

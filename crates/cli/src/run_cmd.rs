@@ -3,6 +3,7 @@
 use crate::ScenarioArgs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use xlog::moment::Moment;
 use xlog::{
     format_duration, parse_duration, trace_cmd_header, writer_comm, Scenario, Sim, TraceCmdPrinter, REPORT_GROUPS,
 };
@@ -31,14 +32,8 @@ pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>, until: Opti
         out.flush().map_err(|e| format!("--trace {}: {e}", path.display()))?;
     }
     let mut sim = Sim::new(&s)?;
-    match until {
-        // The lab's `at=`: the events up to that instant, nothing after.
-        Some(t) => {
-            sim.set_keep_trace(false);
-            sim.run_until(t);
-        }
-        None => sim.run(),
-    }
+    // The lab's `at=`: the events up to that instant, nothing after.
+    Moment::until(until).run(&mut sim);
     let m = sim.metrics();
     let v = serde_json::to_value(&m).map_err(|e| e.to_string())?;
     if as_json {
@@ -100,24 +95,13 @@ fn write_trace(
     let keep = |name: &str| only.is_empty() || only.iter().any(|e| e == name);
     let comm = writer_comm(s);
     let each = |f: &mut dyn FnMut(&xlog::TraceEvent, String) -> std::io::Result<()>| -> std::io::Result<()> {
-        let mut sim = Sim::new(s).map_err(std::io::Error::other)?;
+        let sim = Sim::new(s).map_err(std::io::Error::other)?;
         let mut p = TraceCmdPrinter::new(comm);
         if format == "trace-cmd-6.18" {
             p = p.kernel_6_18(s.log_size.0);
         }
-        loop {
-            // --until: the events `run --until` runs (those at or before it), no wind-down.
-            if until.is_some_and(|u| sim.is_hung() || sim.next_event_at().is_none_or(|t| t > u)) {
-                break;
-            }
-            let Some(evs) = sim.step() else { break };
-            for ev in evs {
-                if let Some(line) = p.line_if(ev, keep) {
-                    f(ev, line)?;
-                }
-            }
-        }
-        Ok(())
+        // --until: the events `run --until` runs (those at or before it), no wind-down.
+        xlog::moment::trace_lines(sim, Moment::until(until), p, keep, f)
     };
     if format == "json" {
         writeln!(out, "[")?;

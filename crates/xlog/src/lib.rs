@@ -17,6 +17,7 @@ mod log;
 pub mod logscan;
 pub mod logwrites;
 mod metrics;
+pub mod moment;
 mod oracle;
 mod presets;
 mod profile;

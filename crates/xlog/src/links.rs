@@ -3,7 +3,7 @@
 //! lab's banner both ask this.
 
 use crate::changes::{model_changes_between, ModelChange, MODEL_VERSION};
-use crate::sim::Sim;
+use crate::moment::Moment;
 use crate::url::{decode, Decoded};
 
 /// What a link with a trace hash finds at its moment under this model.
@@ -63,15 +63,7 @@ impl LinkCheck {
 
 /// The trace hash of `d`'s scenario at its moment: at `at`, or at the end of the whole run.
 pub fn link_moment_hash(d: &Decoded) -> Result<String, String> {
-    let mut sim = Sim::new(&d.scenario)?;
-    match d.at()? {
-        Some(at) => {
-            sim.set_keep_trace(false);
-            sim.run_until(at);
-        }
-        None => sim.run(),
-    }
-    Ok(format!("{:016x}", sim.trace_hash()))
+    crate::moment::trace_hash_at(&d.scenario, Moment::until(d.at()?))
 }
 
 /// Compares a decoded link's `h` with `hash`, this model's at the link's moment; None when
@@ -99,6 +91,7 @@ pub fn check_link(url: &str) -> Result<Option<LinkCheck>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::Sim;
 
     #[test]
     fn a_link_hash_holds_until_the_trace_moves() {
