@@ -10,6 +10,7 @@ mod recorder;
 mod replay;
 mod rig;
 mod stats;
+mod threads;
 mod tracefs;
 
 use crate::ScenarioArgs;
@@ -486,6 +487,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     };
     let (mkfs, opts) = (r.mkfs_args.join(" "), r.mount_opts.clone());
     let push_wq = format!("xfs-cil/{}", r.data_loop);
+    let dev = r.data_loop.clone();
     let recovery = if a.shutdown { Some(r.crash_and_recover()?) } else { None };
     r.finish()?;
     if rig::STOP.load(std::sync::atomic::Ordering::SeqCst) {
@@ -548,6 +550,14 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         // the cycle as `curr_cycle`, field 31, where 5.x printed `grant_reserve_cycle`, 23).
         "cil_throttle_waits_by_cycle": cil_waits_by_cycle(&trace),
         "cil_push_work": cil_push_work(&trace, &push_wq),
+        // The log's kernel threads' CPU time, per run and per what each did.
+        "kernel_threads": threads::kernel_threads(&trace, &dev, &[
+            ("cil_push", "checkpoints", "checkpoint", pats.commit_iclogs),
+            ("iclog_completion", "iclog_writes", "iclog_write", d.log_writes),
+            ("ioend_completion", "unwritten_conversions", "conversion", count("xfs_unwritten_convert")),
+            ("xfsaild", "passes", "pass", d.push_ail),
+            ("xfsaild", "items_pushed", "item_pushed", count("xfs_ail_push")),
+        ]),
         "slowed_device": slow.map(|_| json!({ "flush_delay_us": a.device.flush_delay_us, "write_delay_us": a.device.write_delay_us })),
         "iclog_flags": pats,
         "trace_events_lost": lost,
@@ -610,84 +620,15 @@ fn cil_push_work(trace: &str, wq: &str) -> Value {
         "cil_push_run_ms_p99": q(&run, 0.99),
         "cil_push_run_ms_max": q(&run, 1.0),
     });
-    if let Some([cpu, runnable, asleep]) = push_cpu_split(trace, &ours) {
+    // Where the runs spent their time: on a CPU, runnable waiting for one, asleep.
+    if let Some(runs) = threads::work_runs(trace, &ours) {
+        let total = threads::Split::sum(&runs);
         let ms = |x: f64| (x * 1e6).round() / 1e3;
-        out["cil_push_ms_cpu"] = json!(ms(cpu));
-        out["cil_push_ms_cpu_wait"] = json!(ms(runnable));
-        out["cil_push_ms_asleep"] = json!(ms(asleep));
+        out["cil_push_ms_cpu"] = json!(ms(total.cpu));
+        out["cil_push_ms_cpu_wait"] = json!(ms(total.runnable));
+        out["cil_push_ms_asleep"] = json!(ms(total.asleep));
     }
     out
-}
-
-/// Where the push work's runs spent their time, in seconds: on a CPU, runnable waiting for
-/// one, asleep. From the scheduler's events for the worker running each of `works`
-/// (`sched_switch` out with `prev_state` R is a preemption, any other a sleep; `sched_waking`
-/// ends a sleep). None without scheduler events in the trace.
-fn push_cpu_split(trace: &str, works: &std::collections::BTreeSet<String>) -> Option<[f64; 3]> {
-    #[derive(Clone, Copy)]
-    enum St {
-        On = 0,
-        Runnable = 1,
-        Asleep = 2,
-    }
-    let ts_of = |head: &str| head.trim_end().trim_end_matches(':').rsplit(' ').next()?.parse::<f64>().ok();
-    let field = |rest: &str, key: &str| -> Option<u64> {
-        rest.split_whitespace().find_map(|w| w.strip_prefix(key)).and_then(|v| v.parse().ok())
-    };
-    // pid -> (state, since); totals over every run.
-    let mut running = std::collections::BTreeMap::<u64, (St, f64)>::new();
-    let mut total = [0.0f64; 3];
-    let mut seen_sched = false;
-    for l in trace.lines() {
-        let Some((head, rest)) = l.split_once(": ").and_then(|(h, r)| Some((h, r.split_once(": ")?))) else {
-            continue;
-        };
-        let (event, args) = rest;
-        let Some(t) = ts_of(head) else { continue };
-        let mut close = |pid: u64, next: Option<St>, running: &mut std::collections::BTreeMap<u64, (St, f64)>| {
-            if let Some(&(st, since)) = running.get(&pid) {
-                total[st as usize] += t - since;
-                match next {
-                    Some(n) => running.insert(pid, (n, t)),
-                    None => running.remove(&pid),
-                };
-            }
-        };
-        match event {
-            "workqueue_execute_start" | "workqueue_execute_end" => {
-                let ptr = args.strip_prefix("work struct").map(|r| r.trim_start_matches(['=', ' ']));
-                let Some(ptr) = ptr.and_then(|r| r.split([' ', ':']).next()) else { continue };
-                let pid = head.split_whitespace().next().and_then(|task| task.rsplit('-').next()?.parse().ok());
-                let (Some(pid), true) = (pid, works.contains(ptr)) else { continue };
-                if event == "workqueue_execute_start" {
-                    running.insert(pid, (St::On, t));
-                } else {
-                    close(pid, None, &mut running);
-                }
-            }
-            "sched_switch" => {
-                seen_sched = true;
-                let Some((prev, next)) = args.split_once(" ==> ") else { continue };
-                let runnable = prev.split_whitespace().any(|w| w.starts_with("prev_state=R"));
-                if let Some(pid) = field(prev, "prev_pid=") {
-                    close(pid, Some(if runnable { St::Runnable } else { St::Asleep }), &mut running);
-                }
-                if let Some(pid) = field(next, "next_pid=") {
-                    close(pid, Some(St::On), &mut running);
-                }
-            }
-            "sched_waking" => {
-                seen_sched = true;
-                if let Some(pid) = field(args, "pid=") {
-                    if matches!(running.get(&pid), Some((St::Asleep, _))) {
-                        close(pid, Some(St::Runnable), &mut running);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    seen_sched.then_some(total)
 }
 
 /// `xfs_log_cil_wait` events by the log cycle they happened in: cycle -> waits.

@@ -3,6 +3,7 @@
 //! makes is undone by `Drop`: on success, on error and after Ctrl-C.
 
 use super::readers;
+use super::threads;
 use super::tracefs::{self, TRACEFS};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -223,13 +224,26 @@ impl Rig {
         }
         // The CIL push work's queueing, start and end (every mount's: the parser keeps this
         // one's by its workqueue). Without a readable kallsyms there is no address to match.
-        if let Some(addr) = kallsyms_addr("xlog_cil_push_work") {
+        if kallsyms_addr("xlog_cil_push_work").is_some() {
+            // The other log work too (iclog and I/O completion, the log worker): each one's CPU.
+            let works: Vec<String> = threads::LOG_WORK
+                .iter()
+                .filter_map(|(_, f, _)| kallsyms_addr(f))
+                .map(|a| format!("function == 0x{a:x}"))
+                .collect();
             for e in PUSH_WORK_EVENTS {
-                events.push((format!("workqueue/{e}"), format!("function == 0x{addr:x}")));
+                events.push((format!("workqueue/{e}"), works.join(" || ")));
             }
-            // The workers' scheduling: where a push run's time goes (on a CPU, runnable, asleep).
-            events.push(("sched/sched_switch".into(), r#"prev_comm ~ "kworker*" || next_comm ~ "kworker*""#.into()));
-            events.push(("sched/sched_waking".into(), r#"comm ~ "kworker*""#.into()));
+            // The workers' and xfsaild's scheduling: where their time goes (on a CPU,
+            // runnable, asleep).
+            let sw = r#"prev_comm ~ "kworker*" || next_comm ~ "kworker*" || prev_comm ~ "xfsaild*" || next_comm ~ "xfsaild*""#;
+            events.push(("sched/sched_switch".into(), sw.into()));
+            events.push(("sched/sched_waking".into(), r#"comm ~ "kworker*" || comm ~ "xfsaild*""#.into()));
+            // What the threads did, to divide their CPU by: items xfsaild pushed, extents
+            // converted at I/O completion.
+            for e in ["xfs_ail_push", "xfs_unwritten_convert"] {
+                events.push((format!("xfs/{e}"), format!("dev == {data_dev}")));
+            }
         }
         let name = format!("loglab-{}", std::process::id());
         self.instance = Some(tracefs::Instance::start(&name, 65536, &events)?);
