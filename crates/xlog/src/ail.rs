@@ -43,11 +43,26 @@ pub struct Xfsaild {
     log_flush: bool,
     /// `XFS_AIL_OPSTATE_PUSH_ALL` (6.11+): the next pass targets the AIL's newest item.
     push_all: bool,
+    /// `cpu_model=kernel`: the pool's CPU it holds (for its pass and the writeback it took
+    /// on), the one it last ran on, and since when it has waited runnable for one.
+    cpu: Option<u32>,
+    last_cpu: u32,
+    runnable_since: Option<Ns>,
 }
 
 impl Default for Xfsaild {
     fn default() -> Self {
-        Xfsaild { idle: true, next_pass: Ns::MAX, busy_until: 0, wake_lost: false, log_flush: false, push_all: false }
+        Xfsaild {
+            idle: true,
+            next_pass: Ns::MAX,
+            busy_until: 0,
+            wake_lost: false,
+            log_flush: false,
+            push_all: false,
+            cpu: None,
+            last_cpu: 0,
+            runnable_since: None,
+        }
     }
 }
 
@@ -128,6 +143,36 @@ impl Xfsaild {
     pub fn sleep_until(&mut self, at: Ns) -> Ns {
         self.next_pass = at;
         at
+    }
+
+    /// A pass scheduled for `now` is still the one due.
+    pub fn pass_due(&self, now: Ns) -> bool {
+        now == self.next_pass
+    }
+
+    /// Its due pass waits runnable for a CPU of the pool from `now`.
+    pub fn wait_for_cpu(&mut self, now: Ns) {
+        self.runnable_since = Some(now);
+    }
+
+    /// It runs on `cpu` from `now`: its due pass starts now (late by the wait, returned).
+    pub fn got_cpu(&mut self, now: Ns, cpu: u32) -> Ns {
+        self.cpu = Some(cpu);
+        self.last_cpu = cpu;
+        self.next_pass = now;
+        now - self.runnable_since.take().unwrap_or(now)
+    }
+
+    /// The CPU it holds, given up.
+    pub fn take_cpu(&mut self) -> Option<u32> {
+        self.cpu.take()
+    }
+
+    pub fn cpu(&self) -> Option<u32> {
+        self.cpu
+    }
+    pub fn last_cpu(&self) -> u32 {
+        self.last_cpu
     }
 
     pub fn idle(&self) -> bool {

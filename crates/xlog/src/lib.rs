@@ -58,7 +58,7 @@ pub use recovery::{
     SharedLog, Survivors,
 };
 pub use scenario::{
-    AilPush, CilSpace, CommitOrdering, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy,
+    AilPush, CilSpace, CommitOrdering, CpuModel, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy,
     ForceFlush, RsumCache, SataFua, Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle,
     TxWorkAt, UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
 };

@@ -54,6 +54,10 @@ pub struct Counters {
     pub push_run_ns: Histogram<u32>,
     /// Push workers' time by `PushState::time_bucket`, then waiting runnable for a CPU.
     pub push_time_ns: [u64; 6],
+    /// `cpu_model=kernel`: the I/O completion workers' time on a CPU, and runnable waiting for one.
+    pub ioend_time_ns: [u64; 2],
+    /// `cpu_model=kernel`: xfsaild's time on a CPU of the pool, and runnable waiting for one.
+    pub aild_time_ns: [u64; 2],
     pub events: u64,
 }
 
@@ -94,6 +98,8 @@ impl Default for Counters {
             push_dispatch_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"),
             push_run_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"),
             push_time_ns: [0; 6],
+            ioend_time_ns: [0; 2],
+            aild_time_ns: [0; 2],
             events: 0,
         }
     }
@@ -188,6 +194,14 @@ pub struct Metrics {
     pub cil_push_ms_order_wait: f64,
     pub cil_push_ms_data_flush_wait: f64,
     pub cil_push_ms_cpu_wait: f64,
+    /// `cpu_model=kernel`: the O_DSYNC appends' I/O completion workers (`xfs_end_io`) on a CPU,
+    /// and runnable waiting for one (`kernel run`'s `kernel_threads.ioend_completion`).
+    pub ioend_ms_cpu: f64,
+    pub ioend_ms_cpu_wait: f64,
+    /// `cpu_model=kernel`: xfsaild on a CPU (its passes' writeback), and runnable waiting for
+    /// one (`kernel run`'s `kernel_threads.xfsaild`).
+    pub xfsaild_ms_cpu: f64,
+    pub xfsaild_ms_cpu_wait: f64,
     pub reservation_overruns: u64,
     pub rsum_reads: u64,
     pub hung: bool,
@@ -255,6 +269,10 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("cil_push_ms_order_wait", "ms"),
             ("cil_push_ms_data_flush_wait", "ms"),
             ("cil_push_ms_cpu_wait", "ms"),
+            ("ioend_ms_cpu", "ms"),
+            ("ioend_ms_cpu_wait", "ms"),
+            ("xfsaild_ms_cpu", "ms"),
+            ("xfsaild_ms_cpu_wait", "ms"),
         ],
     ),
     (

@@ -95,6 +95,14 @@ switch!(
     TxWorkAt { Inside = "inside", Before = "before" }
 );
 switch!(
+    /// Which threads take CPU time on the pool (`cpus`): `writers`, the writers and the CIL
+    /// push worker; `kernel`, also the I/O completion of an O_DSYNC append (`xfs_end_io` on
+    /// `xfs-conv`: its extent conversion, measured on this machine's 6.18) and xfsaild (its
+    /// passes' writeback), which wait for a CPU as a woken kernel worker does. No effect
+    /// without a pool (`cpus=0`).
+    CpuModel { Writers = "writers", Kernel = "kernel" }
+);
+switch!(
     /// How a SATA drive (`hdd`, `hdd-x4`, `sata-ssd`) is sent a FUA write: `upstream` (6.3+,
     /// libata's `fua` parameter on: the drive gets WRITE FPDMA QUEUED with FUA); `emulated`
     /// (before 6.3, `libata.fua=0`: the disk advertises no FUA, so the block layer writes to
@@ -210,6 +218,9 @@ pub struct Scenario {
     /// CPUs the writers' CPU time runs on (0: one per writer). Fewer CPUs than writers queue
     /// them for a CPU, as on a real machine where the create path, not the log, is the limit.
     pub cpus: u32,
+    /// Which threads take CPU time on the pool: the writers and the push worker, or the
+    /// kernel's I/O completion and xfsaild too.
+    pub cpu_model: CpuModel,
     /// What creates log of their directory.
     pub directory: Directory,
     /// How xfsaild paces its passes.
@@ -259,6 +270,7 @@ impl Default for Scenario {
             fsync_writers: 0,
             think: Duration(20 * NS_PER_US),
             cpus: 0,
+            cpu_model: CpuModel::Writers,
             directory: Directory::Blocks,
             xfsaild: Xfsaild::Upstream,
             ail_push: AilPush::Upstream,
@@ -399,6 +411,7 @@ settings!(
     agcount,
     sata_fua,
     tx_work,
+    cpu_model,
 );
 
 impl Scenario {

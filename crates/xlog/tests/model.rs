@@ -262,6 +262,7 @@ fn value_for(key: &str, pick: usize) -> String {
         "directory" => &["blocks", "chunk", "nope"],
         "xfsaild" => &["upstream", "backoff", "nope"],
         "cil_space" => &["upstream", "global", "nope"],
+        "cpu_model" => &["writers", "kernel", "nope"],
         _ => &["fixed", "none", "upstream", "legacy", "2x", "1x", "off", "on", "512", "v5.9", "ordered"],
     };
     opts[pick % opts.len()].to_string()
@@ -1023,4 +1024,44 @@ fn the_cil_view_shows_a_push_worker_waiting_for_a_cpu() {
     sim.run();
     assert!(sim.cil_view().pushers_runnable.iter().all(|&r| !r));
     assert_eq!(sim.cil_view().push_time_ns[5], 0);
+}
+
+/// `cpu_model=kernel`: each O_DSYNC append's I/O completion runs its measured CPU time
+/// (`xfs_end_io`, 6.7 us) on the pool: one charge per append written, none with the default
+/// model or without a pool; on two CPUs shared with 200 writers the workers wait runnable.
+#[test]
+fn an_appends_io_completion_takes_cpu_time_on_the_pool_with_the_kernel_cpu_model() {
+    let base = [("device", "vm-disk"), ("cpus", "2")];
+    let kernel = run_set("sync-append", &[&base[..], &[("cpu_model", "kernel")]].concat(), 1);
+    let writers = run_set("sync-append", &base, 1);
+    let no_pool = run_set("sync-append", &[("device", "vm-disk"), ("cpu_model", "kernel")], 1);
+    assert_eq!((writers.ioend_ms_cpu, writers.ioend_ms_cpu_wait), (0.0, 0.0));
+    assert_eq!((no_pool.ioend_ms_cpu, no_pool.ioend_ms_cpu_wait), (0.0, 0.0));
+    let completions = kernel.ioend_ms_cpu / 0.0067;
+    let appends = kernel.transactions as f64;
+    assert!(appends > 1000.0, "{appends}");
+    // Every append acknowledged had its completion run; some in flight at the end ran too.
+    assert!(completions >= appends && completions <= appends + 200.0, "{completions} for {appends} appends");
+    assert!(kernel.ioend_ms_cpu_wait > 0.0, "200 writers on two CPUs: a completion waits for one");
+    assert_ne!(kernel.trace_hash, writers.trace_hash);
+}
+
+/// `cpu_model=kernel`: xfsaild runs its passes on the pool, holding a CPU for the writeback
+/// each took on (560 ns an inode or buffer), and waits runnable when the writers hold both
+/// CPUs; the default model gives it none.
+#[test]
+fn xfsaild_runs_its_passes_on_the_pool_with_the_kernel_cpu_model() {
+    let set = [("device", "vm-disk"), ("cpus", "2")];
+    let kernel = run_set("cil-throttle-rhythm", &[&set[..], &[("cpu_model", "kernel")]].concat(), 2);
+    let writers = run_set("cil-throttle-rhythm", &set, 2);
+    assert_eq!((writers.xfsaild_ms_cpu, writers.xfsaild_ms_cpu_wait), (0.0, 0.0));
+    let writeback_ms = kernel.metadata_writebacks as f64 * 560e-6;
+    assert!(kernel.metadata_writebacks > 10_000, "{}", kernel.metadata_writebacks);
+    assert!(
+        (kernel.xfsaild_ms_cpu - writeback_ms).abs() < writeback_ms / 100.0,
+        "{} vs {writeback_ms}",
+        kernel.xfsaild_ms_cpu
+    );
+    assert!(kernel.xfsaild_ms_cpu_wait > 0.0, "16 writers on two CPUs: a pass waits for one");
+    assert!(!kernel.hung && kernel.xfsaild_passes > 10);
 }

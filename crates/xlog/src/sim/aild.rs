@@ -28,6 +28,51 @@ const AILD_DONE_MS: u64 = 50;
 const AILD_STUCK_MS: u64 = 20;
 
 impl Sim {
+    /// xfsaild's pass is due. With `cpu_model=kernel` on a pool it runs on a CPU of the pool:
+    /// its own when it still holds one, else an idle one, else it waits runnable (placed as a
+    /// woken kernel worker is); it holds the CPU for the writeback the pass took on.
+    pub(super) fn xfsaild_event(&mut self) {
+        if !self.kernel_threads_on_cpus() {
+            return self.xfsaild_push();
+        }
+        if !self.aild.pass_due(self.now) {
+            return; // made stale by an earlier wakeup
+        }
+        if let Some(cpu) = self.aild.cpu() {
+            return self.xfsaild_on_cpu(cpu);
+        }
+        match self.cpus.select_idle_cpu(self.aild.last_cpu()) {
+            Some(cpu) => self.xfsaild_on_cpu(cpu),
+            None => {
+                self.aild.wait_for_cpu(self.now);
+                self.kworker_runnable(TASK_XFSAILD, 0);
+            }
+        }
+    }
+
+    /// xfsaild runs its due pass on `cpu`, and keeps it until the pass's writeback is done.
+    pub(super) fn xfsaild_on_cpu(&mut self, cpu: u32) {
+        self.counters.aild_time_ns[1] += self.aild.got_cpu(self.now, cpu);
+        self.xfsaild_push();
+        let busy = self.aild.busy_until().saturating_sub(self.now);
+        self.counters.aild_time_ns[0] += busy;
+        if busy == 0 {
+            self.xfsaild_cpu_done();
+        } else {
+            self.schedule(self.aild.busy_until(), Event::TaskRun(TASK_XFSAILD));
+        }
+    }
+
+    /// xfsaild's writeback is done: it gives its CPU to the next task (unless a later pass
+    /// took it on again).
+    pub(super) fn xfsaild_cpu_done(&mut self) {
+        if self.now >= self.aild.busy_until() {
+            if let Some(cpu) = self.aild.take_cpu() {
+                self.cpu_release(cpu);
+            }
+        }
+    }
+
     /// One `xfsaild_push` pass (6.11+): from where the last one stopped, skip items already
     /// being written, write back unpinned items at or below the target (inodes with their
     /// cluster), count the pinned ones as stuck; stop after about 1000, and go round again at

@@ -310,13 +310,14 @@ impl Sim {
             self.stopping = true;
         }
         match ev {
+            Event::TaskRun(tasks::TASK_XFSAILD) => self.xfsaild_cpu_done(),
             Event::TaskRun(task) => match pusher_of(task) {
                 Some(k) => self.pusher_run(k),
                 None => self.writer_run(task),
             },
             Event::CopyDone(task) => self.copy_done(pusher_of(task).expect("only push workers copy")),
             Event::IoDone { dev, id } => self.io_done(dev as usize, id),
-            Event::Aild => self.xfsaild_push(),
+            Event::Aild => self.xfsaild_event(),
             Event::LogWorker => self.log_worker(),
         }
         &self.out

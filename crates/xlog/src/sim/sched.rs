@@ -5,10 +5,11 @@
 //! wakeups queue in order. A push worker woken from a sleep goes to the front (EEVDF places a
 //! sleeper with its lag, so it is picked next; the kernel's pushes start 18 us after being
 //! queued at the median), keeps its CPU across its CPU work until it sleeps, and after EEVDF's
-//! base slice goes to the back when someone waits. Other kernel threads (xfsaild, log I/O
-//! completion) take no CPU time.
+//! base slice goes to the back when someone waits. With `cpu_model=kernel` an O_DSYNC
+//! append's I/O completion worker and xfsaild take CPU time too, placed as a woken push worker
+//! is; the iclog completions take none yet.
 
-use super::tasks::{pusher_of, pusher_task};
+use super::tasks::{pusher_of, pusher_task, TASK_XFSAILD};
 use super::Sim;
 use crate::units::{Ns, TaskId};
 
@@ -17,6 +18,11 @@ use crate::units::{Ns, TaskId};
 pub(super) fn base_slice(cpus: u32) -> Ns {
     750_000 * (1 + u64::from(cpus.clamp(1, 8).ilog2()))
 }
+
+/// CPU time of an O_DSYNC append's I/O completion (`xfs_end_io`: the unwritten extent's
+/// conversion and its transaction), measured on this machine's 6.18 (`kernel run --preset
+/// sync-append`: 351.6 ms over 52,357 conversions, docs/kernel.md).
+pub(super) const XFS_END_IO_NS: Ns = 6_700;
 
 /// `push_time_ns` bucket of a push worker waiting runnable for a CPU.
 pub const RUNNABLE: usize = 5;
@@ -45,8 +51,37 @@ impl Sim {
         }
     }
 
+    /// A kernel worker woken to run `ns` of CPU work for writer `w` (its I/O completion): on
+    /// an idle CPU, the writer's last when idle, else runnable in front of the writers, behind
+    /// the kernel workers woken before it (EEVDF places a woken sleeper with its lag).
+    pub(super) fn kworker_on_cpu(&mut self, w: TaskId, ns: Ns) {
+        self.writers[w as usize].ioend_woke = self.now;
+        match self.cpus.select_idle_cpu(self.writers[w as usize].cpu) {
+            Some(cpu) => self.run_on(cpu, w, ns),
+            None => self.kworker_runnable(w, ns),
+        }
+    }
+
+    /// Kernel thread `t` (a push worker, xfsaild, an I/O completion worker) woke and waits
+    /// runnable for `ns` on a CPU: in front of the writers, behind the kernel threads woken
+    /// before it.
+    pub(super) fn kworker_runnable(&mut self, t: TaskId, ns: Ns) {
+        let writers = &self.writers;
+        let kworker = |t: TaskId| t == TASK_XFSAILD || writers.get(t as usize).is_some_and(|wr| wr.ioend_ran);
+        self.cpus.enqueue_woken(t, ns, |t| pusher_of(t).is_some() || kworker(t));
+    }
+
+    /// `cpu_model=kernel` on a pool: the kernel's threads take CPU time beside the writers.
+    pub(super) fn kernel_threads_on_cpus(&self) -> bool {
+        self.scenario.cpu_model == crate::scenario::CpuModel::Kernel && self.cpus.enabled()
+    }
+
     fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
         let wr = &mut self.writers[w as usize];
+        if wr.ioend_ran {
+            self.counters.ioend_time_ns[0] += think;
+            self.counters.ioend_time_ns[1] += self.now - wr.ioend_woke;
+        }
         wr.on_cpu = true;
         wr.cpu = cpu;
         self.wake_at(self.now + think, w);
@@ -57,6 +92,7 @@ impl Sim {
         if let Some((t, ns)) = self.cpus.pick_next_task(cpu) {
             match pusher_of(t) {
                 Some(k) => self.push_granted(k, cpu, ns),
+                None if t == TASK_XFSAILD => self.xfsaild_on_cpu(cpu),
                 None => self.run_on(cpu, t, ns),
             }
         }

@@ -88,6 +88,10 @@ pub(crate) struct Writer {
     pub data_version: u64,
     /// Thinking on a CPU of the pool (`cpus`), which it gives back when the think ends.
     pub on_cpu: bool,
+    /// `cpu_model=kernel`: its O_DSYNC append's I/O completion has had its CPU time.
+    pub ioend_ran: bool,
+    /// When that completion's worker woke.
+    pub ioend_woke: u64,
     /// The current transaction's CPU work is done (`TxWork`).
     pub worked: bool,
     /// The CPU it last ran on: where its commits count the CIL's space (`cil_space=percpu`).
@@ -111,6 +115,8 @@ impl Writer {
             log_flushed: false,
             data_version: 0,
             on_cpu: false,
+            ioend_ran: false,
+            ioend_woke: 0,
             worked: false,
             cpu: 0,
             append_step: AppendStep::Timestamp,
@@ -145,11 +151,30 @@ impl Sim {
             WriterState::PushFlushWait => self.force_seq_pushed(w),
             WriterState::PrevWait { .. } => self.xlog_force_lsn(w),
             WriterState::ForceWait { .. } => self.force_done(w),
-            WriterState::DataWrite if self.o_dsync_append(w) => self.start_tx(w),
+            WriterState::DataWrite if self.o_dsync_append(w) => self.xfs_end_io(w),
             WriterState::DataWrite => self.fsync_force(w),
             WriterState::DataFlush => self.fsync_done(w),
             WriterState::Stopped => {}
         }
+    }
+
+    /// `xfs_end_io`: writer `w`'s append is written; its completion converts the extent (the
+    /// append's second transaction). With `cpu_model=kernel` the completion's worker first
+    /// runs its CPU time on the pool.
+    /// Model: the worker is the writer's task (the writer sleeps meanwhile in the kernel too),
+    /// and its CPU time runs before the conversion's transaction.
+    fn xfs_end_io(&mut self, w: TaskId) {
+        if self.kernel_threads_on_cpus() {
+            let wr = &mut self.writers[w as usize];
+            if !std::mem::replace(&mut wr.ioend_ran, true) {
+                return self.kworker_on_cpu(w, super::sched::XFS_END_IO_NS);
+            }
+            wr.ioend_ran = false;
+            if std::mem::take(&mut wr.on_cpu) {
+                self.cpu_release(self.writers[w as usize].cpu);
+            }
+        }
+        self.start_tx(w)
     }
 
     /// Whether writer `w` appends with O_DSYNC: two transactions around its data write.
