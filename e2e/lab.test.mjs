@@ -161,6 +161,15 @@ test('the AIL panel says who sets the push target, how much of the log the AIL s
   assert.match(held, /^16 writers inside their transactions hold \d+ KiB of the reserve grant head: xfs_trans_alloc reserves/, held);
   assert.ok(Number(held.match(/hold (\d+) KiB/)[1]) > 16 * 400, held);
   await page.locator('[data-testid="logspace"]').screenshot({ path: path.join(ARTIFACTS, 'panel-logspace-in-tx.png') });
+  // The tasks panel shows who holds each of the 2 CPUs and who waits: with cpu_model=kernel,
+  // xfsaild and the push worker among them.
+  await page.goto(server.url + '?preset=cil-throttle-rhythm&cpus=2&cpu_model=kernel&at=500ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const cpus = await page.locator('[data-testid="cpu"]').allTextContents();
+  assert.equal(cpus.length, 2, cpus.join(' / '));
+  assert.ok(cpus.every((c) => /^CPU [01]: (writer \d+|push worker \d+ \(kernel thread\)|xfsaild \(kernel thread\))$/.test(c)), cpus.join(' / '));
+  assert.match(await page.textContent('[data-testid="runnable"]'), /^runnable \(\d+ waiting\): (writer \d+|push worker \d+|xfsaild)/);
+  await page.locator('[data-testid="tasks"]').screenshot({ path: path.join(ARTIFACTS, 'panel-tasks-cpus.png') });
   assert.deepEqual(errors, []);
 });
 

@@ -1,11 +1,12 @@
 //! The tasks panel: one cell per writer, coloured by what it waits for; selecting one shows
-//! why it is blocked, as a chain of kernel objects.
+//! why it is blocked, as a chain of kernel objects. With a CPU pool (`cpus`), who runs on each
+//! CPU and who waits for one, kernel threads beside the writers.
 
 use crate::driver::Lab;
 use crate::geometry::writer_label;
 use crate::palette;
 use std::rc::Rc;
-use xlog::View;
+use xlog::{CpuTask, CpusView, View};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -28,6 +29,28 @@ fn tally(states: &[xlog::WriterState]) -> Vec<(&'static str, &'static str, usize
     v
 }
 
+/// The waiting line in words: the first few by name, then how many more.
+fn runnable_text(c: &CpusView) -> String {
+    const SHOWN: usize = 6;
+    if c.runnable_total == 0 {
+        return "runnable: none waits for a CPU".into();
+    }
+    let names: Vec<String> = c.runnable.iter().take(SHOWN).map(|t| t.to_string()).collect();
+    let more = c.runnable_total.saturating_sub(names.len());
+    let tail = if more > 0 { format!(", and {more} more") } else { String::new() };
+    format!("runnable ({} waiting): {}{tail}", c.runnable_total, names.join(", "))
+}
+
+/// One CPU of the pool and the task on it; a kernel thread is marked as one.
+fn cpu_chip(i: usize, t: &Option<CpuTask>) -> Html {
+    let (text, class) = match t {
+        None => ("idle".to_string(), "cpu idle"),
+        Some(t @ CpuTask::Writer(_)) => (t.to_string(), "cpu"),
+        Some(t) => (format!("{t} (kernel thread)"), "cpu kernel"),
+    };
+    html! { <span class={class} data-testid="cpu">{ format!("CPU {i}: {text}") }</span> }
+}
+
 #[function_component(TasksPanel)]
 pub fn tasks_panel(p: &TasksProps) -> Html {
     let lab = use_context::<Lab>().expect("TasksPanel sits inside the lab's context");
@@ -36,7 +59,9 @@ pub fn tasks_panel(p: &TasksProps) -> Html {
     html! {
         <div class="panel" data-testid="tasks" style="margin-top:14px">
             <h2>{ "tasks" }</h2>
-            <p class="what">{ "Each writer is a task looping reserve → work → commit → (fsync); choose one to see what it is waiting for, and what that waits for." }</p>
+            <p class="what">{ "Each writer is a task looping reserve → work → commit → (fsync); choose one to see what it is waiting for, and what that waits for." }
+                if p.view.cpus.is_some() { { " Below them, the CPU pool (cpus): the task on each CPU, kernel threads marked, and the tasks waiting runnable for one." } }
+            </p>
             <div class="task-grid">
                 { for p.view.writer_states.iter().enumerate().map(|(w, s)| {
                     let lab = lab.clone();
@@ -51,6 +76,12 @@ pub fn tasks_panel(p: &TasksProps) -> Html {
                     }
                 }) }
             </div>
+            if let Some(c) = &p.view.cpus {
+                <div class="cpus" data-testid="cpus">
+                    { for c.running.iter().enumerate().map(|(i, t)| cpu_chip(i, t)) }
+                    <span class="runnable" data-testid="runnable">{ runnable_text(c) }</span>
+                </div>
+            }
             <div class="legend" data-testid="task-legend">
                 { for tally(&p.view.writer_states).into_iter().map(|(label, colour, n)| html! {
                     <span style={format!("--c:{colour}")}>{ format!("{n} {label}") }</span>

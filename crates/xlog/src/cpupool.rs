@@ -73,6 +73,11 @@ impl CpuPool {
         !self.runnable.is_empty()
     }
 
+    /// The tasks waiting for a CPU, in the order they will get one.
+    pub fn runnable(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.runnable.iter().map(|&(t, _)| t)
+    }
+
     /// How many tasks wait ahead of `task`, when it waits for a CPU.
     pub fn runnable_ahead(&self, task: TaskId) -> Option<usize> {
         self.runnable.iter().position(|&(t, _)| t == task)

@@ -65,9 +65,10 @@ pub use scenario::{
 pub use sectors::SectorMap;
 pub use shard::{Shard, SHARDS_MAX};
 pub use sim::{
-    AilView, CheckpointPanel, CheckpointRecord, CilView, Command, CommittingPanel, DevicePanel, FlashErase, FoldedItem,
-    GrantHeadPanel, History, IclogPanel, IclogView, IclogsView, IoPurpose, IoSpan, LinkShare, LogSpaceView, Milestone,
-    PushState, RtView, Sim, TasksView, View, Watch, WriterState, BRANCH_KEYS, FOLD_BATCH, VIEW_LIST_MAX,
+    AilView, CheckpointPanel, CheckpointRecord, CilView, Command, CommittingPanel, CpuTask, CpusView, DevicePanel,
+    FlashErase, FoldedItem, GrantHeadPanel, History, IclogPanel, IclogView, IclogsView, IoPurpose, IoSpan, LinkShare,
+    LogSpaceView, Milestone, PushState, RtView, Sim, TasksView, View, Watch, WriterState, BRANCH_KEYS, FOLD_BATCH,
+    VIEW_LIST_MAX,
 };
 pub use trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceEvent, TraceKind};
 pub use tracefmt::{trace_cmd_header, trace_cmd_text, writer_comm, TraceCmdPrinter};

@@ -55,8 +55,8 @@ pub use milestone::Milestone;
 pub use push::PushState;
 pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
-    AilView, CheckpointPanel, CilView, CommittingPanel, DevicePanel, FlashErase, GrantHeadPanel, IclogPanel, IclogView,
-    IclogsView, LinkShare, LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
+    AilView, CheckpointPanel, CilView, CommittingPanel, CpuTask, CpusView, DevicePanel, FlashErase, GrantHeadPanel,
+    IclogPanel, IclogView, IclogsView, LinkShare, LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
 };
 pub use watch::Watch;
 pub use workload::Item;

@@ -43,6 +43,8 @@ pub struct View {
     pub checkpoints_committing: u32,
     pub writer_states: Vec<WriterState>,
     pub pusher_states: Vec<PushState>,
+    /// The CPU pool (`cpus`): who runs on each CPU and who waits for one; None without a pool.
+    pub cpus: Option<CpusView>,
     pub transactions: u64,
     pub events: u64,
     pub finished: bool,
@@ -82,10 +84,92 @@ impl Sim {
             checkpoints_committing: self.cil.committing().len() as u32,
             writer_states: self.writers.iter().map(|w| w.state).collect(),
             pusher_states: self.pushers.iter().map(|p| p.state).collect(),
+            cpus: self.cpus_view(),
             transactions: self.counters.transactions,
             events: self.counters.events,
             finished: self.finished(),
             hung: self.hung,
+        }
+    }
+}
+
+/// A task on the CPU pool: a writer, or one of the kernel's threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum CpuTask {
+    Writer(TaskId),
+    /// Writer `w`'s O_DSYNC append's I/O completion worker (`xfs_end_io`, `cpu_model=kernel`).
+    IoEnd(TaskId),
+    PushWorker(u32),
+    Xfsaild,
+}
+
+impl std::fmt::Display for CpuTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CpuTask::Writer(w) => write!(f, "writer {w}"),
+            CpuTask::IoEnd(w) => write!(f, "writer {w}'s I/O completion"),
+            CpuTask::PushWorker(k) => write!(f, "push worker {k}"),
+            CpuTask::Xfsaild => write!(f, "xfsaild"),
+        }
+    }
+}
+
+/// The CPU pool as the tasks panel shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CpusView {
+    /// Per CPU, the task on it (None: idle).
+    pub running: Vec<Option<CpuTask>>,
+    /// The first `VIEW_LIST_MAX` tasks waiting runnable, in the order they get a CPU, and how
+    /// many wait in all.
+    pub runnable: Vec<CpuTask>,
+    pub runnable_total: usize,
+}
+
+impl Sim {
+    fn cpu_task(&self, t: TaskId) -> CpuTask {
+        match super::tasks::pusher_of(t) {
+            Some(k) => CpuTask::PushWorker(k),
+            None if t == super::tasks::TASK_XFSAILD => CpuTask::Xfsaild,
+            None if self.writers.get(t as usize).is_some_and(|w| w.ioend_ran) => CpuTask::IoEnd(t),
+            None => CpuTask::Writer(t),
+        }
+    }
+
+    /// Who runs on each CPU of the pool, and who waits for one; None without a pool.
+    pub fn cpus_view(&self) -> Option<CpusView> {
+        if !self.cpus.enabled() {
+            return None;
+        }
+        let mut running = vec![None; self.cpus.ncpus() as usize];
+        let mut put = |cpu: u32, t: CpuTask| {
+            if let Some(slot) = running.get_mut(cpu as usize) {
+                *slot = Some(t);
+            }
+        };
+        for (w, wr) in self.writers.iter().enumerate().filter(|(_, wr)| wr.on_cpu) {
+            put(wr.cpu, self.cpu_task(w as TaskId));
+        }
+        for (k, p) in self.pushers.iter().enumerate() {
+            if let Some(cpu) = p.cpu {
+                put(cpu, CpuTask::PushWorker(k as u32));
+            }
+        }
+        if let Some(cpu) = self.aild.cpu() {
+            put(cpu, CpuTask::Xfsaild);
+        }
+        let runnable_total = self.cpus.runnable().count();
+        let runnable = self.cpus.runnable().take(VIEW_LIST_MAX).map(|t| self.cpu_task(t)).collect();
+        Some(CpusView { running, runnable, runnable_total })
+    }
+
+    /// The tasks on the CPUs, in words ("writer 3 and xfsaild").
+    pub(super) fn cpu_holders(&self) -> String {
+        let Some(v) = self.cpus_view() else { return String::new() };
+        let names: Vec<String> = v.running.iter().flatten().map(|t| t.to_string()).collect();
+        match names.as_slice() {
+            [] => "no task".into(),
+            [one] => one.clone(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
         }
     }
 }

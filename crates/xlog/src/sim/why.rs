@@ -26,6 +26,7 @@ impl Sim {
                         "waiting for a CPU: all {} run {running} (cpus), {ahead} tasks queued ahead",
                         self.cpus.ncpus()
                     ));
+                    why.push(format!("on the CPUs now: {}", self.cpu_holders()));
                     if wr.state == WriterState::TxWork {
                         let held = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
                         why.push(format!(
@@ -150,7 +151,12 @@ impl Sim {
             .iter()
             .enumerate()
             .filter(|(_, p)| p.state != PushState::Idle)
-            .map(|(k, p)| format!("push worker {k}: {}", p.state.describe()))
+            .flat_map(|(k, p)| {
+                let runnable = p
+                    .cpu_queued
+                    .then(|| format!("push worker {k} is runnable, waiting for a CPU held by {}", self.cpu_holders()));
+                std::iter::once(format!("push worker {k}: {}", p.state.describe())).chain(runnable)
+            })
             .collect();
         if busy.is_empty() {
             why.push("no push worker is running: the push waits to be queued".into());
@@ -221,6 +227,47 @@ mod tests {
         assert!(queued.len() >= 10, "{queued:?}");
         assert!(queued.iter().any(|m| m.starts_with("waiting for a CPU: all 2 run other writers' creates")
             && m.ends_with("(cpus), 0 tasks queued ahead")));
+    }
+
+    /// With `cpu_model=kernel` the kernel's threads hold CPUs too: a moment comes when xfsaild
+    /// holds one, the CPU view says so, and a writer waiting for a CPU is told who holds them.
+    /// A push worker waiting runnable is named, with the holders, in an fsync's chain.
+    #[test]
+    fn the_cpus_view_and_the_why_name_the_kernel_threads_on_the_cpus() {
+        use crate::sim::CpuTask;
+        let mut s = find("cil-throttle-rhythm").unwrap();
+        s.cpus = 2;
+        s.cpu_model = crate::scenario::CpuModel::Kernel;
+        let mut sim = Sim::new(&s).unwrap();
+        let mut told = None;
+        while sim.now() < 2 * crate::units::NS_PER_SEC && told.is_none() {
+            sim.step();
+            let v = sim.cpus_view().expect("a pool of 2");
+            assert_eq!((v.running.len(), v.runnable.len()), (2, v.runnable_total.min(crate::sim::VIEW_LIST_MAX)));
+            if v.running.contains(&Some(CpuTask::Xfsaild)) {
+                told = (0..s.writers)
+                    .map(|w| sim.why_blocked(w))
+                    .find(|why| why.first().is_some_and(|l| l.starts_with("waiting for a CPU")));
+            }
+        }
+        let why = told.expect("xfsaild on a CPU while a writer waits for one, within 2 s");
+        assert!(why[1].starts_with("on the CPUs now: ") && why[1].contains("xfsaild"), "{why:?}");
+
+        let mut s = find("fsync-heavy").unwrap();
+        s.cpus = 1;
+        let mut sim = Sim::new(&s).unwrap();
+        let mut line = None;
+        while sim.now() < 2 * crate::units::NS_PER_SEC && line.is_none() {
+            sim.step();
+            if sim.events().is_multiple_of(32) {
+                let mut lines = (0..s.writers).flat_map(|w| sim.why_blocked(w));
+                line = lines.find(|l| l.contains("is runnable, waiting for a CPU"));
+            }
+        }
+        let line = line.expect("a writer waits on a push worker that waits for the CPU");
+        assert!(line.starts_with("push worker ") && line.contains("held by writer "), "{line}");
+        s.cpus = 0;
+        assert!(Sim::new(&s).unwrap().cpus_view().is_none());
     }
 
     #[test]
