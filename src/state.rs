@@ -97,6 +97,7 @@ impl Panel {
     }
 
     pub fn from_link_name(name: &str) -> Option<Panel> {
+        let name = xlog::url::panel_name(name)?;
         xlog::url::PANELS.iter().position(|&n| n == name).map(|i| Panel::ALL[i])
     }
 }
@@ -297,6 +298,11 @@ mod tests {
         let s = LabState::new(Rc::new(o));
         assert!(s.shows(Panel::Ring) && s.shows(Panel::Cil) && !s.shows(Panel::Tasks));
         assert_eq!(s.speed_ns, NS_PER_MS);
+        // The log counters panel answers to its label's name too; links still write `journal`.
+        assert_eq!(Panel::from_link_name("counters"), Panel::from_link_name("journal"));
+        assert_eq!(Panel::from_link_name("counters").map(Panel::link_name), Some("journal"));
+        let o = crate::address::open("?preset=small-crash&v=2&panels=counters");
+        assert!(LabState::new(Rc::new(o)).shows(Panel::from_link_name("journal").unwrap()));
     }
 
     #[test]

@@ -51,6 +51,19 @@ pub const PANELS: &[&str] = &[
     "compare", "rsum", "sweep", "exports",
 ];
 
+/// Other names a link may give a panel, as (alias, its name in `PANELS`): the log counters
+/// panel is `journal` in links (every link made so far) and `counters` after its label.
+pub const PANEL_ALIASES: &[(&str, &str)] = &[("counters", "journal")];
+
+/// A panel's name in `PANELS`, from that name or an alias (None: not a panel).
+pub fn panel_name(name: &str) -> Option<&'static str> {
+    PANELS
+        .iter()
+        .find(|&&p| p == name)
+        .or_else(|| PANEL_ALIASES.iter().find(|(a, _)| *a == name).map(|(_, p)| p))
+        .copied()
+}
+
 /// The speeds of Play, in virtual time per animation frame (`speed=1ms`).
 pub const SPEEDS: &[Ns] = &[NS_PER_US, 10 * NS_PER_US, 100 * NS_PER_US, NS_PER_MS, 10 * NS_PER_MS, 100 * NS_PER_MS];
 
@@ -213,7 +226,7 @@ fn check_extra(k: &str, v: &str, s: &Scenario) -> Result<(), String> {
             .then(|| format!("url: done: '{}' is not a list of lesson ids", shown(v))),
         "panels" => v
             .split(',')
-            .find(|p| !p.is_empty() && !PANELS.contains(p))
+            .find(|p| !p.is_empty() && panel_name(p).is_none())
             .map(|p| format!("url: panels: '{}' is not a panel (allowed: {})", shown(p), PANELS.join(", "))),
         "cmp" => {
             let mut b = s.clone();
@@ -389,6 +402,7 @@ mod tests {
             ("?m=0", "m: 0 is out of range"),
             ("?h=xyz", "h: 'xyz' is not a trace hash"),
             ("?panels=ring,kitchen", "panels: 'kitchen' is not a panel"),
+            ("?panels=counter", "panels: 'counter' is not a panel"),
             ("?cmp=flush:sideways", "cmp: "),
             ("?cmp=colour:red", "cmp: unknown key 'colour'"),
             ("?cmp=flush", "cmp: 'flush' is not key:value"),
