@@ -58,6 +58,13 @@ test('the source thread 000 grid sets the source thread’s published values bes
   assert.match(await page.textContent('[data-testid="sweep-seed"]'), /source thread 000 published/);
   await page.selectOption('[data-testid="sweep-metric"]', 'grant_head_waits');
   await page.locator('[data-testid="sweep"]').screenshot({ path: path.join(ARTIFACTS, 'panel-sweep-seed000.png') });
+  // A run in which no fsync completed says so in its latency cells, not 0.
+  const rows = await page.locator('[data-testid="sweep-table"] tr').evaluateAll((trs) =>
+    trs.slice(1).map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  for (const [, , tx, p50, p99] of rows) {
+    if (tx === '0') assert.deepEqual([p50, p99], ['none completed', 'none completed'], rows.join(' / '));
+    else assert.notEqual(p50, 'none completed', rows.join(' / '));
+  }
   // A metric the seed does not publish: no rings, no such legend.
   await page.selectOption('[data-testid="sweep-metric"]', 'cache_flushes');
   assert.equal(await page.locator('[data-testid="sweep-seed"]').count(), 0);

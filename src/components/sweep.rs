@@ -99,6 +99,16 @@ impl Sweep {
     }
 }
 
+/// A table cell: `…` until its run answers; a latency of a run where no operation completed
+/// says so, rather than a 0 that reads as instant.
+fn cell_text(result: Option<&Value>, column: &str) -> String {
+    let Some(v) = result else { return "…".into() };
+    if column.starts_with("latency_") && metric(v, "transactions") == Some(0.0) {
+        return "none completed".into();
+    }
+    metric(v, column).map_or("…".into(), |x| if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.2}") })
+}
+
 fn metric(v: &Value, k: &str) -> Option<f64> {
     v.get(k).and_then(Value::as_f64)
 }
@@ -326,7 +336,7 @@ pub fn sweep_panel() -> Html {
                             { for s.rows.iter().enumerate().map(|(i, r)| html! {
                                 <tr>
                                     { for r.iter().map(|(_, v)| html! { <td>{ v.clone() }</td> }) }
-                                    { for COLUMNS.iter().map(|c| html! { <td>{ s.results[i].as_ref().and_then(|v| metric(v, c)).map_or("…".into(), |x| if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.2}") }) }</td> }) }
+                                    { for COLUMNS.iter().map(|c| html! { <td>{ cell_text(s.results[i].as_ref(), c) }</td> }) }
                                 </tr>
                             }) }
                         </table>
@@ -353,5 +363,21 @@ pub fn sweep_panel() -> Html {
             <canvas ref={canvas} role="img" aria-label={format!("{} against {}", *y, *k1)}
                 style={format!("width:100%;max-width:{CSS_W}px;aspect-ratio:{CSS_W}/{CSS_H};display:{}", if sweep.is_some() { "block" } else { "none" })} />
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cell_text;
+    use serde_json::json;
+
+    #[test]
+    fn a_run_with_nothing_completed_says_so_in_its_latency_cells() {
+        let none = json!({"transactions": 0, "tx_per_sec": 0.0, "latency_ms_p50": 0.0});
+        let some = json!({"transactions": 12, "tx_per_sec": 6.0, "latency_ms_p50": 1.25});
+        assert_eq!(cell_text(Some(&none), "latency_ms_p50"), "none completed");
+        assert_eq!(cell_text(Some(&none), "tx_per_sec"), "0");
+        assert_eq!(cell_text(Some(&some), "latency_ms_p50"), "1.25");
+        assert_eq!(cell_text(None, "latency_ms_p50"), "…");
     }
 }
