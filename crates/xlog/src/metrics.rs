@@ -184,6 +184,8 @@ pub struct Metrics {
     pub cil_push_run_ms_p50: f64,
     pub cil_push_run_ms_p99: f64,
     pub cil_push_run_ms_max: f64,
+    /// Runs of the push work (`xlog_cil_push_work` started and returned).
+    pub cil_push_runs: u64,
     /// Push workers' time in all runs: on a CPU, waiting for a free iclog, for an earlier
     /// iclog before the commit record, behind earlier checkpoints' records, for v5.14's
     /// data-device flush (the kernel's blocking stacks split it the same way), and runnable
@@ -263,6 +265,7 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("cil_push_run_ms_p50", "ms"),
             ("cil_push_run_ms_p99", "ms"),
             ("cil_push_run_ms_max", "ms"),
+            ("cil_push_runs", ""),
             ("cil_push_ms_cpu", "ms"),
             ("cil_push_ms_iclog_wait", "ms"),
             ("cil_push_ms_prev_iclog_wait", "ms"),

@@ -202,7 +202,8 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
             let (ms, changed) = if a.as_given { (s.clone(), Vec::new()) } else { as_running_kernel(&s) };
             let m = model_run(&ms)?;
             let k = kernel_run(&s, &a)?;
-            let agree = checks(&Compared::of(&m, "model")?, &Compared::of(&k, "kernel")?);
+            let o_dsync = s.workload == xlog::WorkloadKind::SyncAppend && s.fsync;
+            let agree = checks(&Compared::of(&m, "model")?, &Compared::of(&k, "kernel")?, o_dsync);
             let all = agree.values().all(|c| c["agree"] != json!(false));
             // The model has no slowed recorder among its device classes: say so beside numbers
             // that depend on device speed.
@@ -613,6 +614,7 @@ fn cil_push_work(trace: &str, wq: &str) -> Value {
     };
     let mut out = json!({
         "pushes": dispatch.len(),
+        "cil_push_runs": run.len(),
         "cil_push_dispatch_ms_p50": q(&dispatch, 0.5),
         "cil_push_dispatch_ms_p99": q(&dispatch, 0.99),
         "cil_push_dispatch_ms_max": q(&dispatch, 1.0),
@@ -663,21 +665,53 @@ fn all_check(m: (u64, u64), k: (u64, u64), rule: &str) -> Value {
 /// (or reports renamed) is an error, never a silent zero that agrees.
 #[derive(Debug, Deserialize)]
 struct Compared {
+    /// Operations (an O_DSYNC append is one, of two transactions).
+    ops: f64,
+    /// The push work's runs; None where the kernel's trace could not time them.
+    cil_push_work: Option<PushWork>,
     grant_head_waits: f64,
     xfsaild_passes: f64,
     bytes_per_transaction: f64,
     iclog_flags: FlagPatterns,
 }
 
+#[derive(Debug, Deserialize)]
+struct PushWork {
+    cil_push_runs: f64,
+}
+
 impl Compared {
+    /// Operations per run of the push work (0: no runs timed).
+    fn ops_per_push_run(&self) -> f64 {
+        let runs = self.cil_push_work.as_ref().map_or(0.0, |p| p.cil_push_runs);
+        if runs > 0.0 {
+            self.ops / runs
+        } else {
+            0.0
+        }
+    }
+
     fn of(report: &Value, side: &str) -> Result<Compared, String> {
         Compared::deserialize(report).map_err(|e| format!("kernel compare: the {side}'s report: {e}"))
     }
 }
 
-/// The checks that should hold whatever the device's speed.
-fn checks(m: &Compared, k: &Compared) -> Map<String, Value> {
+/// The checks that should hold whatever the device's speed; `o_dsync`: the workload's
+/// operations are O_DSYNC appends (`sync-append`), which adds the checks of their batching.
+fn checks(m: &Compared, k: &Compared, o_dsync: bool) -> Map<String, Value> {
     let mut c = Map::new();
+    if o_dsync {
+        c.insert(
+            "appends_per_push_run".into(),
+            ratio_check(
+                m.ops_per_push_run(),
+                k.ops_per_push_run(),
+                1.0,
+                "O_DSYNC appends per run of the CIL push work within 2x: how many appends' transactions one \
+                 push gathers while its appenders' I/O completions and forces queue behind it",
+            ),
+        );
+    }
     c.insert(
         "start_iclog_needs_flush".into(),
         all_check(
@@ -774,8 +808,14 @@ mod tests {
         let m = model_run(&s).unwrap();
         let c = Compared::of(&m, "model").unwrap();
         assert!(c.bytes_per_transaction > 0.0 && c.iclog_flags.iclog_syncs > 0, "{c:?}");
-        let agree = checks(&c, &c);
+        let agree = checks(&c, &c, false);
         assert_eq!(agree.len(), 9);
+        assert!(c.ops > 0.0 && c.ops_per_push_run() > 0.0, "{c:?}");
+        let appends = checks(&c, &c, true);
+        assert_eq!(appends["appends_per_push_run"]["agree"], json!(true), "{appends:?}");
+        let untimed = Compared { cil_push_work: None, ..Compared::of(&m, "kernel").unwrap() };
+        let undecided = checks(&c, &untimed, true);
+        assert_eq!(undecided["appends_per_push_run"]["agree"], Value::Null, "no push runs timed: undecided");
         assert!(agree.values().all(|v| v["agree"] != json!(false)), "{agree:?}");
         let mut renamed = m.clone();
         let v = renamed.as_object_mut().unwrap().remove("xfsaild_passes").unwrap();

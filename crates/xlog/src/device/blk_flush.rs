@@ -1,8 +1,7 @@
 //! blk-flush: flushes run one at a time, and those that arrive meanwhile share the next.
 
 use super::media::Media;
-use super::request::{IoKind, IoReq};
-use super::request_record::DevIo;
+use super::request::IoKind;
 use super::Device;
 use crate::units::Ns;
 
@@ -41,24 +40,7 @@ impl Device {
 
     /// A flush request that takes no channel of its own: elided, or md's (done at `done`).
     fn flush_without_command(&mut self, now: Ns, done: Ns, tag: u64) -> (u64, Ns) {
-        let id = self.next_id;
-        self.next_id += 1;
-        let req = IoReq {
-            id,
-            kind: IoKind::Flush,
-            sector: 0,
-            data: Vec::new(),
-            bytes: 0,
-            submit_ns: now,
-            done_ns: done,
-            flush_mark: self.next_cseq,
-            tag,
-            flush_window: None,
-            crc: None,
-        };
-        self.push_inflight(req);
-        self.note(DevIo::Submit { id, flush: true });
-        (id, done)
+        self.issue(now, done, IoKind::Flush, 0, (Vec::new(), 0), tag)
     }
 
     /// `blk_kick_flush` / `md_flush_request`: when the flush that covers a request made at

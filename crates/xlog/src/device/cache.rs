@@ -5,6 +5,7 @@ use super::request_record::DevIo;
 use super::Device;
 use crate::scenario::DeviceBug;
 use crate::sectors::SectorMap;
+use crate::units::Ns;
 use std::collections::VecDeque;
 
 /// `Device::inflight_at` of a request no longer in flight.
@@ -89,9 +90,32 @@ impl Device {
         }
     }
 
+    /// A request submitted at `now` and done at `done`: it gets the next id and goes in flight
+    /// (and in the request record); returns (id, done).
+    pub(super) fn issue(
+        &mut self,
+        now: Ns,
+        done: Ns,
+        kind: IoKind,
+        sector: u64,
+        (data, bytes): (Vec<u8>, u64),
+        tag: u64,
+    ) -> (u64, Ns) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let flush_mark = self.next_cseq;
+        let (flush_window, crc) = (None, None);
+        let req =
+            IoReq { id, kind, sector, data, bytes, submit_ns: now, done_ns: done, flush_mark, tag, flush_window, crc };
+        self.push_inflight(req);
+        let flush = matches!(kind, IoKind::Flush | IoKind::Write { preflush: true, .. });
+        self.note(DevIo::Submit { id, flush });
+        (id, done)
+    }
+
     /// Puts a submitted request in flight. Its index goes in `inflight_at`: completion is a
     /// lookup, not a scan (2000 writers).
-    pub(super) fn push_inflight(&mut self, req: IoReq) {
+    fn push_inflight(&mut self, req: IoReq) {
         if self.inflight_at.is_empty() {
             self.inflight_base = req.id;
         }

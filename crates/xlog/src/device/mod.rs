@@ -273,25 +273,7 @@ impl Device {
         };
         let done = self.after_stalls(now, start, end.max(start + 1));
         self.channels.push(Reverse((done, slot)));
-        let id = self.next_id;
-        self.next_id += 1;
-        let req = IoReq {
-            id,
-            kind,
-            sector,
-            data,
-            bytes,
-            submit_ns: now,
-            done_ns: done,
-            flush_mark: self.next_cseq,
-            tag,
-            flush_window: None,
-            crc: None,
-        };
-        self.push_inflight(req);
-        let flush = matches!(kind, IoKind::Flush | IoKind::Write { preflush: true, .. });
-        self.note(DevIo::Submit { id, flush });
-        (id, done)
+        self.issue(now, done, kind, sector, (data, bytes), tag)
     }
 }
 

@@ -70,6 +70,7 @@ impl Sim {
             cil_push_run_ms_p50: ms(c.push_run_ns.value_at_quantile(0.5)),
             cil_push_run_ms_p99: ms(c.push_run_ns.value_at_quantile(0.99)),
             cil_push_run_ms_max: ms(c.push_run_ns.max()),
+            cil_push_runs: c.push_run_ns.len(),
             cil_push_ms_cpu: ms(c.push_time_ns[0]),
             cil_push_ms_iclog_wait: ms(c.push_time_ns[1]),
             cil_push_ms_prev_iclog_wait: ms(c.push_time_ns[2]),
