@@ -157,6 +157,7 @@ impl Xfsaild {
 
     /// It runs on `cpu` from `now`: its due pass starts now (late by the wait, returned).
     pub fn got_cpu(&mut self, now: Ns, cpu: u32) -> Ns {
+        debug_assert!(self.cpu.is_none_or(|c| c == cpu), "xfsaild holds CPU {:?}, given {cpu}", self.cpu);
         self.cpu = Some(cpu);
         self.last_cpu = cpu;
         self.next_pass = now;
@@ -173,6 +174,10 @@ impl Xfsaild {
     }
     pub fn last_cpu(&self) -> u32 {
         self.last_cpu
+    }
+    /// It waits runnable for a CPU of the pool.
+    pub fn runnable(&self) -> bool {
+        self.runnable_since.is_some()
     }
 
     pub fn idle(&self) -> bool {

@@ -73,6 +73,11 @@ impl CpuPool {
         !self.runnable.is_empty()
     }
 
+    /// How many CPUs are idle.
+    pub fn idle_cpus(&self) -> usize {
+        self.idle.len()
+    }
+
     /// The tasks waiting for a CPU, in the order they will get one.
     pub fn runnable(&self) -> impl Iterator<Item = TaskId> + '_ {
         self.runnable.iter().map(|&(t, _)| t)

@@ -1065,3 +1065,35 @@ fn xfsaild_runs_its_passes_on_the_pool_with_the_kernel_cpu_model() {
     assert!(kernel.xfsaild_ms_cpu_wait > 0.0, "16 writers on two CPUs: a pass waits for one");
     assert!(!kernel.hung && kernel.xfsaild_passes > 10);
 }
+
+/// With the kernel's threads on the pool, every CPU is always either idle or held by exactly one
+/// task (none leaked, none held twice), and a task waits in the run queue at most once.
+#[test]
+fn every_cpu_of_the_pool_is_idle_or_held_by_one_task_with_the_kernel_cpu_model() {
+    for (preset, sets) in [
+        ("cil-throttle-rhythm", &[("cpus", "1")][..]),
+        ("cil-throttle-rhythm", &[("cpus", "2"), ("device", "vm-disk")][..]),
+        ("sync-append", &[("cpus", "2"), ("device", "vm-disk")][..]),
+        ("fsync-heavy", &[("cpus", "1")][..]),
+        ("fsmark-create", &[("cpus", "2")][..]),
+        ("cil-throttle-32mb", &[("cpus", "1"), ("ail_push", "upstream")][..]),
+    ] {
+        let mut s = find_preset(preset).unwrap();
+        for (k, v) in sets {
+            s.set(k, v).unwrap();
+        }
+        s.set("cpu_model", "kernel").unwrap();
+        s.duration = Duration(500 * NS_PER_MS);
+        let mut sim = Sim::new(&s).unwrap();
+        while sim.step().is_some() {
+            let v = sim.cpus_view().unwrap();
+            let held = v.running.iter().flatten().count();
+            assert_eq!(held + v.idle, v.running.len(), "{preset} {sets:?} at {}: {v:?}", sim.now());
+            let mut queued = v.runnable.clone();
+            queued.sort_by_key(|t| format!("{t:?}"));
+            queued.dedup();
+            assert_eq!(queued.len(), v.runnable.len(), "{preset} {sets:?} at {}: queued twice: {v:?}", sim.now());
+        }
+        assert!(!sim.is_hung(), "{preset} {sets:?}");
+    }
+}

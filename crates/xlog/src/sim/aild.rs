@@ -35,8 +35,8 @@ impl Sim {
         if !self.kernel_threads_on_cpus() {
             return self.xfsaild_push();
         }
-        if !self.aild.pass_due(self.now) {
-            return; // made stale by an earlier wakeup
+        if !self.aild.pass_due(self.now) || self.aild.runnable() {
+            return; // made stale by an earlier wakeup, or already waiting for a CPU
         }
         if let Some(cpu) = self.aild.cpu() {
             return self.xfsaild_on_cpu(cpu);
@@ -50,8 +50,15 @@ impl Sim {
         }
     }
 
+    /// The CPU pool gives xfsaild `cpu`: its pass runs in an event of its own at this
+    /// instant, not inside whichever task gave the CPU up.
+    pub(super) fn xfsaild_granted(&mut self, cpu: u32) {
+        self.counters.aild_time_ns[1] += self.aild.got_cpu(self.now, cpu);
+        self.schedule(self.now, Event::Aild);
+    }
+
     /// xfsaild runs its due pass on `cpu`, and keeps it until the pass's writeback is done.
-    pub(super) fn xfsaild_on_cpu(&mut self, cpu: u32) {
+    fn xfsaild_on_cpu(&mut self, cpu: u32) {
         self.counters.aild_time_ns[1] += self.aild.got_cpu(self.now, cpu);
         self.xfsaild_push();
         let busy = self.aild.busy_until().saturating_sub(self.now);

@@ -92,7 +92,7 @@ impl Sim {
         if let Some((t, ns)) = self.cpus.pick_next_task(cpu) {
             match pusher_of(t) {
                 Some(k) => self.push_granted(k, cpu, ns),
-                None if t == TASK_XFSAILD => self.xfsaild_on_cpu(cpu),
+                None if t == TASK_XFSAILD => self.xfsaild_granted(cpu),
                 None => self.run_on(cpu, t, ns),
             }
         }
@@ -142,8 +142,8 @@ impl Sim {
         self.account_push_time(k as usize);
         self.pushers[k as usize].cpu_queued = true;
         if woken {
-            // Behind other push workers woken before it.
-            self.cpus.enqueue_woken(pusher_task(k), ns, |t| pusher_of(t).is_some());
+            // Behind the kernel threads woken before it.
+            self.kworker_runnable(pusher_task(k), ns);
         } else {
             self.cpus.enqueue_task(pusher_task(k), ns);
         }

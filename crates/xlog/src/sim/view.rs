@@ -123,6 +123,8 @@ pub struct CpusView {
     /// many wait in all.
     pub runnable: Vec<CpuTask>,
     pub runnable_total: usize,
+    /// CPUs the pool counts idle: every CPU is either running a task above or idle.
+    pub idle: usize,
 }
 
 impl Sim {
@@ -143,6 +145,7 @@ impl Sim {
         let mut running = vec![None; self.cpus.ncpus() as usize];
         let mut put = |cpu: u32, t: CpuTask| {
             if let Some(slot) = running.get_mut(cpu as usize) {
+                debug_assert!(slot.is_none(), "CPU {cpu} held by {slot:?} and {t:?}");
                 *slot = Some(t);
             }
         };
@@ -159,7 +162,7 @@ impl Sim {
         }
         let runnable_total = self.cpus.runnable().count();
         let runnable = self.cpus.runnable().take(VIEW_LIST_MAX).map(|t| self.cpu_task(t)).collect();
-        Some(CpusView { running, runnable, runnable_total })
+        Some(CpusView { running, runnable, runnable_total, idle: self.cpus.idle_cpus() })
     }
 
     /// The tasks on the CPUs, in words ("writer 3 and xfsaild").

@@ -87,6 +87,15 @@ impl Sim {
             WriterState::MetaRead { left } => {
                 why.push(format!("reading a metadata block with the reservation held ({left} more after this)"))
             }
+            WriterState::DataWrite if wr.ioend_ran => {
+                why.push("O_DSYNC write: the append is written; its I/O completion (xfs_end_io, cpu_model=kernel) runs on a CPU or waits for one before it logs the written extent".into());
+                if let Some(ahead) = self.cpus.runnable_ahead(w) {
+                    why.push(format!(
+                        "waiting for a CPU: {ahead} tasks queued ahead; on the CPUs now: {}",
+                        self.cpu_holders()
+                    ));
+                }
+            }
             WriterState::DataWrite if self.o_dsync_append(w) => why.push(format!(
                 "O_DSYNC write: its timestamp is logged; writing the append ({} KiB), whose I/O completion \
                  then logs the written extent (tr_write) before the log force",
