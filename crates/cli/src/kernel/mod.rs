@@ -678,6 +678,8 @@ struct Compared {
 #[derive(Debug, Deserialize)]
 struct PushWork {
     cil_push_runs: f64,
+    cil_push_dispatch_ms_p99: f64,
+    cil_push_run_ms_p99: f64,
 }
 
 impl Compared {
@@ -700,6 +702,28 @@ impl Compared {
 /// operations are O_DSYNC appends (`sync-append`), which adds the checks of their batching.
 fn checks(m: &Compared, k: &Compared, o_dsync: bool) -> Map<String, Value> {
     let mut c = Map::new();
+    // The push's rhythm: how long a queued push waits for a worker, and how long a run takes
+    // (source thread 003's stutter is a push held by a long log write or a busy CPU).
+    let p99 = |v: &Compared, f: fn(&PushWork) -> f64| v.cil_push_work.as_ref().map_or(0.0, f);
+    c.insert(
+        "push_dispatch_p99".into(),
+        ratio_check(
+            p99(m, |p| p.cil_push_dispatch_ms_p99),
+            p99(k, |p| p.cil_push_dispatch_ms_p99),
+            1.0,
+            "p99 of a queued CIL push's wait for a worker to start it (`queue_work` to \
+             `workqueue_execute_start`) within 2x",
+        ),
+    );
+    c.insert(
+        "push_run_p99".into(),
+        ratio_check(
+            p99(m, |p| p.cil_push_run_ms_p99),
+            p99(k, |p| p.cil_push_run_ms_p99),
+            1.0,
+            "p99 of a CIL push run (`workqueue_execute_start` to `_end`) within 2x",
+        ),
+    );
     if o_dsync {
         c.insert(
             "appends_per_push_run".into(),
@@ -809,7 +833,7 @@ mod tests {
         let c = Compared::of(&m, "model").unwrap();
         assert!(c.bytes_per_transaction > 0.0 && c.iclog_flags.iclog_syncs > 0, "{c:?}");
         let agree = checks(&c, &c, false);
-        assert_eq!(agree.len(), 9);
+        assert_eq!(agree.len(), 11);
         assert!(c.ops > 0.0 && c.ops_per_push_run() > 0.0, "{c:?}");
         let appends = checks(&c, &c, true);
         assert_eq!(appends["appends_per_push_run"]["agree"], json!(true), "{appends:?}");
