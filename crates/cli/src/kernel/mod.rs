@@ -704,26 +704,22 @@ fn checks(m: &Compared, k: &Compared, o_dsync: bool) -> Map<String, Value> {
     let mut c = Map::new();
     // The push's rhythm: how long a queued push waits for a worker, and how long a run takes
     // (source thread 003's stutter is a push held by a long log write or a busy CPU).
-    let p99 = |v: &Compared, f: fn(&PushWork) -> f64| v.cil_push_work.as_ref().map_or(0.0, f);
-    c.insert(
-        "push_dispatch_p99".into(),
-        ratio_check(
-            p99(m, |p| p.cil_push_dispatch_ms_p99),
-            p99(k, |p| p.cil_push_dispatch_ms_p99),
-            1.0,
+    let of = |v: &Compared| {
+        v.cil_push_work.as_ref().map_or((0.0, 0.0), |p| (p.cil_push_dispatch_ms_p99, p.cil_push_run_ms_p99))
+    };
+    let ((md, mr), (kd, kr)) = (of(m), of(k));
+    for (name, mv, kv, rule) in [
+        (
+            "push_dispatch_p99",
+            md,
+            kd,
             "p99 of a queued CIL push's wait for a worker to start it (`queue_work` to \
              `workqueue_execute_start`) within 2x",
         ),
-    );
-    c.insert(
-        "push_run_p99".into(),
-        ratio_check(
-            p99(m, |p| p.cil_push_run_ms_p99),
-            p99(k, |p| p.cil_push_run_ms_p99),
-            1.0,
-            "p99 of a CIL push run (`workqueue_execute_start` to `_end`) within 2x",
-        ),
-    );
+        ("push_run_p99", mr, kr, "p99 of a CIL push run (`workqueue_execute_start` to `_end`) within 2x"),
+    ] {
+        c.insert(name.into(), ratio_check(mv, kv, 1.0, rule));
+    }
     if o_dsync {
         c.insert(
             "appends_per_push_run".into(),
