@@ -63,6 +63,7 @@ impl Sim {
         self.xfsaild_push();
         let busy = self.aild.busy_until().saturating_sub(self.now);
         self.counters.aild_time_ns[0] += busy;
+        self.cpus.charge(TASK_XFSAILD, busy);
         if busy == 0 {
             self.xfsaild_cpu_done();
         } else {

@@ -40,7 +40,7 @@ use crate::layout::{self, SHARED_ITEMS};
 use crate::log::Xlog;
 use crate::metrics::Counters;
 use crate::profile::profile;
-use crate::scenario::{CilSpace, RsumCache, Scenario, WorkloadKind};
+use crate::scenario::{CilSpace, CpuModel, RsumCache, Scenario, WorkloadKind};
 use crate::sectors::SectorMap;
 use crate::trace::{TraceEvent, TraceHasher};
 use crate::units::{format_size, Ns, TaskId, BBSIZE};
@@ -239,7 +239,10 @@ impl Sim {
             rt_hint: Vec::new(),
             rt_live: Vec::new(),
             timeline: None,
-            cpus: CpuPool::new(scenario.cpus),
+            cpus: match scenario.cpu_model {
+                CpuModel::Kernel => CpuPool::new(scenario.cpus).with_fair_queue(sched::base_slice(scenario.cpus) / 2),
+                CpuModel::Writers => CpuPool::new(scenario.cpus),
+            },
         };
         if scenario.workload == WorkloadKind::RtAlloc {
             let rt = crate::rtalloc::fragmented(scenario.rsum_cache == RsumCache::On, scenario.seed);

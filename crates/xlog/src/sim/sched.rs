@@ -7,7 +7,10 @@
 //! queued at the median), keeps its CPU across its CPU work until it sleeps, and after EEVDF's
 //! base slice goes to the back when someone waits. With `cpu_model=kernel` an O_DSYNC
 //! append's I/O completion worker and xfsaild take CPU time too, placed as a woken push worker
-//! is; the iclog completions take none yet.
+//! is, and a writer keeps its CPU across its operations as a push worker does (no preemption
+//! within its slice), so a woken kernel thread waits for a running slice to end; the iclog
+//! completions take no CPU yet.
+//! Model: one run queue for the pool (the kernel has one a CPU, balanced).
 
 use super::tasks::{pusher_of, pusher_task, TASK_XFSAILD};
 use super::Sim;
@@ -45,9 +48,12 @@ impl Sim {
             self.writers[w as usize].cpu = w;
             return self.wake_at(self.now + think, w);
         }
+        if std::mem::take(&mut self.writers[w as usize].holding) {
+            return self.think_on_held_cpu(w, think);
+        }
         match self.cpus.select_idle_cpu(self.writers[w as usize].cpu) {
             Some(cpu) => self.run_on(cpu, w, think),
-            None => self.cpus.enqueue_task(w, think),
+            None => self.cpus.enqueue_wakeup(w, think),
         }
     }
 
@@ -76,14 +82,67 @@ impl Sim {
         self.scenario.cpu_model == crate::scenario::CpuModel::Kernel && self.cpus.enabled()
     }
 
-    fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
+    /// Writer `w`'s think ended. By default it gives its CPU back now; with
+    /// `cpu_model=kernel` it holds it through its transaction's steps (which take no CPU time
+    /// in the model) until it thinks again or sleeps (`writer_cpu_settle`).
+    pub(super) fn think_done(&mut self, w: TaskId) {
+        let kernel = self.kernel_threads_on_cpus();
         let wr = &mut self.writers[w as usize];
+        if !wr.on_cpu {
+            return;
+        }
+        if kernel {
+            wr.holding = true;
+            return;
+        }
+        wr.on_cpu = false;
+        self.cpu_release(self.writers[w as usize].cpu);
+    }
+
+    /// Writer `w` thinks again on the CPU it holds: within its slice it runs on (EEVDF does
+    /// not preempt a running task within its slice, `RUN_TO_PARITY`); with its slice used up
+    /// and a task waiting, it goes to the back of the run queue and the CPU to the first task.
+    fn think_on_held_cpu(&mut self, w: TaskId, think: u64) {
+        let slice = base_slice(self.cpus.ncpus());
+        let wr = &mut self.writers[w as usize];
+        if wr.slice_left == 0 && self.cpus.has_runnable() {
+            wr.on_cpu = false;
+            let cpu = wr.cpu;
+            self.cpus.enqueue_task(w, think);
+            return self.cpu_release(cpu);
+        }
+        if wr.slice_left == 0 {
+            wr.slice_left = slice;
+        }
+        wr.slice_left = wr.slice_left.saturating_sub(think);
+        self.cpus.charge(w, think);
+        self.wake_at(self.now + think, w);
+    }
+
+    /// After writer `w`'s steps that take no CPU time: if it did not think again on the CPU
+    /// it held, it sleeps (or has stopped) and gives the CPU back. A writer about to start its
+    /// next transaction at this instant (`Thinking`) keeps it.
+    pub(super) fn writer_cpu_settle(&mut self, w: TaskId) {
+        let wr = &mut self.writers[w as usize];
+        if !wr.holding || wr.state == super::WriterState::Thinking {
+            return;
+        }
+        wr.holding = false;
+        wr.on_cpu = false;
+        self.cpu_release(self.writers[w as usize].cpu);
+    }
+
+    fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
+        let slice = base_slice(self.cpus.ncpus());
+        let wr = &mut self.writers[w as usize];
+        wr.slice_left = slice.saturating_sub(think);
         if wr.ioend_ran {
             self.counters.ioend_time_ns[0] += think;
             self.counters.ioend_time_ns[1] += self.now - wr.ioend_woke;
         }
         wr.on_cpu = true;
         wr.cpu = cpu;
+        self.cpus.charge(w, think);
         self.wake_at(self.now + think, w);
     }
 
@@ -121,6 +180,7 @@ impl Sim {
                     p.slice_left = base_slice(self.cpus.ncpus());
                 }
                 p.slice_left = p.slice_left.saturating_sub(ns);
+                self.cpus.charge(pusher_task(k), ns);
                 self.push_cpu_done_at(k, self.now + ns, then);
             }
             None => match self.cpus.take_idle_cpu() {
@@ -159,6 +219,7 @@ impl Sim {
         p.cpu = Some(cpu);
         p.slice_left = slice.saturating_sub(ns);
         let then = p.cpu_then;
+        self.cpus.charge(pusher_task(k), ns);
         self.push_cpu_done_at(k, self.now + ns, then);
     }
 

@@ -86,8 +86,14 @@ pub(crate) struct Writer {
     pub log_flushed: bool,
     /// Version of the file data block last written.
     pub data_version: u64,
-    /// Thinking on a CPU of the pool (`cpus`), which it gives back when the think ends.
+    /// Thinking on a CPU of the pool (`cpus`), which it gives back when the think ends (with
+    /// `cpu_model=kernel`, when it sleeps or its slice is used up and a task waits).
     pub on_cpu: bool,
+    /// `cpu_model=kernel`: its think ended and it still holds its CPU, in the transaction's
+    /// steps that take no CPU time in the model, until it thinks again or sleeps.
+    pub holding: bool,
+    /// `cpu_model=kernel`: what is left of its slice on the CPU it holds.
+    pub slice_left: u64,
     /// `cpu_model=kernel`: its O_DSYNC append's I/O completion has had its CPU time.
     pub ioend_ran: bool,
     /// When that completion's worker woke.
@@ -115,6 +121,8 @@ impl Writer {
             log_flushed: false,
             data_version: 0,
             on_cpu: false,
+            holding: false,
+            slice_left: 0,
             ioend_ran: false,
             ioend_woke: 0,
             worked: false,
@@ -128,16 +136,14 @@ impl Sim {
     pub(super) fn writer_run(&mut self, w: TaskId) {
         match self.writers[w as usize].state {
             WriterState::Thinking => {
-                if std::mem::take(&mut self.writers[w as usize].on_cpu) {
-                    self.cpu_release(self.writers[w as usize].cpu);
-                }
-                self.start_tx(w)
+                self.think_done(w);
+                self.start_tx(w);
+                self.writer_cpu_settle(w)
             }
             WriterState::TxWork => {
-                if std::mem::take(&mut self.writers[w as usize].on_cpu) {
-                    self.cpu_release(self.writers[w as usize].cpu);
-                }
-                self.tx_body(w)
+                self.think_done(w);
+                self.tx_body(w);
+                self.writer_cpu_settle(w)
             }
             WriterState::GrantWait => {
                 let t = self.writers[w as usize].ticket.clone().expect("waiting writer has a ticket");
