@@ -2,10 +2,13 @@
 //! the tasks runnable but waiting for one. Changed only through these methods; which task
 //! runs where, and for how long, is `sim/sched.rs`'s to decide.
 //!
-//! Model: one run queue for the pool, where the kernel keeps one per CPU (`struct rq`). By
-//! default it is first come, first served; with `cpu_model=kernel` it is fair (`fair`): the
-//! next task is the one that has had the least CPU time, as CFS picks by vruntime, and a woken
-//! sleeper gets half a slice of credit (CFS's placement; EEVDF keeps the sleeper's lag).
+//! By default one run queue serves the pool, first come, first served. With
+//! `cpu_model=kernel` each CPU has its own (`struct rq`), as the kernel does: a task woken with
+//! no CPU idle queues on the CPU its waker runs on (or its own last one), a CPU with nothing
+//! queued takes the first task of the longest other queue (`newidle_balance`; no periodic
+//! balancing), and each queue is fair: the next task is the one that has had the least CPU
+//! time, as CFS picks by vruntime, a woken sleeper credited half a slice (CFS's placement;
+//! EEVDF keeps the sleeper's lag, tried and measured worse: docs/kernel.md).
 
 use crate::units::{Ns, TaskId};
 use std::collections::{BTreeMap, VecDeque};
@@ -16,30 +19,30 @@ pub struct CpuPool {
     ncpus: u32,
     /// Idle CPUs, highest first: the lowest is taken first.
     idle: Vec<u32>,
-    /// Runnable tasks waiting for a CPU, with the CPU time each then runs.
-    runnable: VecDeque<(TaskId, Ns)>,
-    /// Fair: the run queue's keys (parallel to `runnable`, ascending), the CPU time each task
-    /// has had (`vruntime`, all nice 0) and the queue's floor (`min_vruntime`).
+    /// The run queues: one for the pool, or one a CPU (`struct rq`, `cpu_model=kernel`).
+    rqs: Vec<Rq>,
+    /// Fair: the CPU time each task has had (`vruntime`, all nice 0) and the queues' floor.
     fair: Option<Fair>,
+}
+
+/// A run queue: runnable tasks waiting for a CPU, with the CPU time each then runs.
+#[derive(Clone, Debug, Default)]
+struct Rq {
+    tasks: VecDeque<(TaskId, Ns)>,
+    /// Fair: each task's key (the vruntime it queued with), ascending, beside `tasks`.
+    keys: VecDeque<Ns>,
 }
 
 #[derive(Clone, Debug, Default)]
 struct Fair {
-    keys: VecDeque<Ns>,
     vruntime: BTreeMap<TaskId, Ns>,
+    /// Model: one floor for every queue (the kernel keeps one a queue).
     min_vruntime: Ns,
     /// A woken sleeper's credit: it queues this far below `min_vruntime` at most.
     credit: Ns,
 }
 
 impl Fair {
-    /// Where a task with `key` goes: behind every task with a key no larger.
-    fn place(&mut self, key: Ns) -> usize {
-        let at = self.keys.partition_point(|&k| k <= key);
-        self.keys.insert(at, key);
-        at
-    }
-
     fn vruntime(&self, task: TaskId) -> Ns {
         self.vruntime.get(&task).copied().unwrap_or(0)
     }
@@ -47,12 +50,13 @@ impl Fair {
 
 impl CpuPool {
     pub fn new(ncpus: u32) -> CpuPool {
-        CpuPool { ncpus, idle: (0..ncpus).rev().collect(), runnable: VecDeque::new(), fair: None }
+        CpuPool { ncpus, idle: (0..ncpus).rev().collect(), rqs: vec![Rq::default()], fair: None }
     }
 
-    /// A fair run queue (`cpu_model=kernel`), a woken sleeper's credit being `credit`.
-    pub fn with_fair_queue(mut self, credit: Ns) -> CpuPool {
+    /// `cpu_model=kernel`: a run queue a CPU, fair, a woken sleeper's credit being `credit`.
+    pub fn with_cpu_run_queues(mut self, credit: Ns) -> CpuPool {
         self.fair = Some(Fair { credit, ..Fair::default() });
+        self.rqs = vec![Rq::default(); self.ncpus.max(1) as usize];
         self
     }
 
@@ -86,61 +90,81 @@ impl CpuPool {
         self.idle.pop()
     }
 
-    /// `enqueue_task` at the back: runnable behind every task waiting now.
-    /// Fair: by the CPU time it has had, never below the queue's floor.
-    pub fn enqueue_task(&mut self, task: TaskId, ns: Ns) {
-        match &mut self.fair {
-            Some(f) => {
-                let key = f.vruntime(task).max(f.min_vruntime);
-                let at = f.place(key);
-                self.runnable.insert(at, (task, ns));
-            }
-            None => self.runnable.push_back((task, ns)),
+    fn rq_of(&self, cpu: u32) -> usize {
+        (cpu as usize).min(self.rqs.len() - 1)
+    }
+
+    /// Fair: into `cpu`'s queue at `key`, behind every task with a key no larger.
+    fn enqueue_at_key(&mut self, cpu: u32, task: TaskId, ns: Ns, key: Ns) {
+        let q = self.rq_of(cpu);
+        let rq = &mut self.rqs[q];
+        let at = rq.keys.partition_point(|&k| k <= key);
+        rq.keys.insert(at, key);
+        rq.tasks.insert(at, (task, ns));
+    }
+
+    /// `enqueue_task` on `cpu`'s queue (the pool's one by default) at the back: runnable
+    /// behind every task waiting there now. Fair: by the CPU time it has had, never below the
+    /// floor.
+    pub fn enqueue_task(&mut self, task: TaskId, ns: Ns, cpu: u32) {
+        match &self.fair {
+            Some(f) => self.enqueue_at_key(cpu, task, ns, f.vruntime(task).max(f.min_vruntime)),
+            None => self.rqs[0].tasks.push_back((task, ns)),
         }
     }
 
     /// `enqueue_task` of a woken writer: at the back; fair, with a sleeper's credit.
-    pub fn enqueue_wakeup(&mut self, task: TaskId, ns: Ns) {
-        match &mut self.fair {
+    pub fn enqueue_wakeup(&mut self, task: TaskId, ns: Ns, cpu: u32) {
+        match &self.fair {
             Some(f) => {
                 let key = f.vruntime(task).max(f.min_vruntime.saturating_sub(f.credit));
-                let at = f.place(key);
-                self.runnable.insert(at, (task, ns));
+                self.enqueue_at_key(cpu, task, ns, key)
             }
-            None => self.runnable.push_back((task, ns)),
+            None => self.rqs[0].tasks.push_back((task, ns)),
         }
     }
 
     /// `enqueue_task` of a woken sleeper, which EEVDF picks next: ahead of every waiting task
     /// but those at the front for which `woken_before` holds.
     /// Fair: as any woken sleeper (`enqueue_wakeup`).
-    pub fn enqueue_woken(&mut self, task: TaskId, ns: Ns, woken_before: impl Fn(TaskId) -> bool) {
+    pub fn enqueue_woken(&mut self, task: TaskId, ns: Ns, cpu: u32, woken_before: impl Fn(TaskId) -> bool) {
         if self.fair.is_some() {
-            return self.enqueue_wakeup(task, ns);
+            return self.enqueue_wakeup(task, ns, cpu);
         }
-        let at = self.runnable.iter().take_while(|&&(t, _)| woken_before(t)).count();
-        self.runnable.insert(at, (task, ns));
+        let q = &mut self.rqs[0].tasks;
+        let at = q.iter().take_while(|&&(t, _)| woken_before(t)).count();
+        q.insert(at, (task, ns));
     }
 
-    /// `pick_next_task` for a CPU a task left: the first waiting task, taken, else the CPU
-    /// goes idle.
+    /// `pick_next_task` for a CPU a task left: the first task waiting on its queue, else
+    /// (`newidle_balance`), or when another queue is longer by two or more (`load_balance`),
+    /// the first of the longest other queue, else the CPU goes idle.
     pub fn pick_next_task(&mut self, cpu: u32) -> Option<(TaskId, Ns)> {
-        let next = self.runnable.pop_front();
-        if let Some(f) = &mut self.fair {
-            if let Some(key) = f.keys.pop_front() {
-                f.min_vruntime = f.min_vruntime.max(key);
-            }
-        }
-        if next.is_none() {
+        let own = self.rq_of(cpu);
+        let len = |q: usize| self.rqs[q].tasks.len();
+        let longest = (0..self.rqs.len()).max_by_key(|&q| (len(q), std::cmp::Reverse(q))).filter(|&q| len(q) > 0);
+        // Model: balancing happens as a CPU picks (the kernel's `load_balance` runs from the
+        // tick too): it runs its own queue's first unless another is longer by two or more.
+        let from = match longest {
+            Some(q) if len(q) > len(own) + 1 => Some(q),
+            _ if len(own) > 0 => Some(own),
+            other => other,
+        };
+        let Some(q) = from else {
             let at = self.idle.partition_point(|&c| c > cpu);
             self.idle.insert(at, cpu);
+            return None;
+        };
+        let rq = &mut self.rqs[q];
+        if let (Some(f), Some(key)) = (&mut self.fair, rq.keys.pop_front()) {
+            f.min_vruntime = f.min_vruntime.max(key);
         }
-        next
+        rq.tasks.pop_front()
     }
 
-    /// Some task waits for a CPU.
-    pub fn has_runnable(&self) -> bool {
-        !self.runnable.is_empty()
+    /// Some task waits for `cpu` (on its queue).
+    pub fn has_runnable(&self, cpu: u32) -> bool {
+        !self.rqs[self.rq_of(cpu)].tasks.is_empty()
     }
 
     /// How many CPUs are idle.
@@ -148,14 +172,14 @@ impl CpuPool {
         self.idle.len()
     }
 
-    /// The tasks waiting for a CPU, in the order they will get one.
+    /// The tasks waiting for a CPU, queue by queue, each in the order they will get one.
     pub fn runnable(&self) -> impl Iterator<Item = TaskId> + '_ {
-        self.runnable.iter().map(|&(t, _)| t)
+        self.rqs.iter().flat_map(|rq| rq.tasks.iter().map(|&(t, _)| t))
     }
 
-    /// How many tasks wait ahead of `task`, when it waits for a CPU.
+    /// How many tasks wait ahead of `task` on its queue, when it waits for a CPU.
     pub fn runnable_ahead(&self, task: TaskId) -> Option<usize> {
-        self.runnable.iter().position(|&(t, _)| t == task)
+        self.rqs.iter().find_map(|rq| rq.tasks.iter().position(|&(t, _)| t == task))
     }
 }
 
@@ -177,41 +201,60 @@ mod tests {
     fn a_freed_cpu_goes_to_the_first_waiting_task_and_woken_ones_go_first() {
         let mut pool = CpuPool::new(1);
         let cpu = pool.take_idle_cpu().unwrap();
-        pool.enqueue_task(10, 5);
-        pool.enqueue_task(11, 6);
+        pool.enqueue_task(10, 5, 3);
+        pool.enqueue_task(11, 6, 0);
         // Task 20 woke earlier than 21: 21 queues behind it, both ahead of the writers.
-        pool.enqueue_woken(20, 7, |t| t >= 20);
-        pool.enqueue_woken(21, 8, |t| t >= 20);
+        pool.enqueue_woken(20, 7, 0, |t| t >= 20);
+        pool.enqueue_woken(21, 8, 0, |t| t >= 20);
         assert_eq!(pool.runnable_ahead(11), Some(3));
         assert_eq!(pool.pick_next_task(cpu), Some((20, 7)));
         assert_eq!(pool.pick_next_task(cpu), Some((21, 8)));
         assert_eq!(pool.pick_next_task(cpu), Some((10, 5)));
         assert_eq!(pool.pick_next_task(cpu), Some((11, 6)));
-        assert!(!pool.has_runnable());
+        assert!(!pool.has_runnable(cpu));
         assert_eq!(pool.pick_next_task(cpu), None);
         assert_eq!(pool.take_idle_cpu(), Some(cpu));
     }
 
     #[test]
     fn a_fair_queue_runs_the_task_with_the_least_cpu_first_and_credits_a_sleeper_half_a_slice() {
-        let mut pool = CpuPool::new(1).with_fair_queue(500);
+        let mut pool = CpuPool::new(1).with_cpu_run_queues(500);
         let cpu = pool.take_idle_cpu().unwrap();
         pool.charge(10, 3_000);
         pool.charge(11, 1_000);
-        pool.enqueue_task(10, 5);
-        pool.enqueue_task(11, 6);
+        pool.enqueue_task(10, 5, 0);
+        pool.enqueue_task(11, 6, 0);
         // 11 has had less CPU: it goes first, and the queue's floor rises to its 1,000.
         assert_eq!(pool.pick_next_task(cpu), Some((11, 6)));
         // A task queued again never queues below the floor (12 at 1,000, not its 400); a
         // sleeper that has had none queues half a slice below it (500), ahead of both.
         pool.charge(12, 400);
-        pool.enqueue_task(12, 7);
-        pool.enqueue_woken(20, 8, |_| false);
+        pool.enqueue_task(12, 7, 0);
+        pool.enqueue_woken(20, 8, 0, |_| false);
         assert_eq!(pool.runnable().collect::<Vec<_>>(), [20, 12, 10]);
         // Equal keys keep their order: 13 queues at the floor behind 12.
-        pool.enqueue_task(13, 9);
+        pool.enqueue_task(13, 9, 0);
         assert_eq!(pool.runnable().collect::<Vec<_>>(), [20, 12, 13, 10]);
         assert_eq!(pool.pick_next_task(cpu), Some((20, 8)));
         assert_eq!(pool.pick_next_task(cpu), Some((12, 7)));
+    }
+
+    #[test]
+    fn each_cpu_runs_its_own_queue_and_an_idle_one_takes_from_the_longest_other() {
+        let mut pool = CpuPool::new(3).with_cpu_run_queues(0);
+        let (c0, c1, c2) =
+            (pool.take_idle_cpu().unwrap(), pool.take_idle_cpu().unwrap(), pool.take_idle_cpu().unwrap());
+        pool.enqueue_task(10, 1, c0);
+        pool.enqueue_task(11, 1, c1);
+        pool.enqueue_task(12, 1, c1);
+        assert!(pool.has_runnable(c0) && !pool.has_runnable(c2));
+        // CPU 0 runs its own task though CPU 1's queue is longer.
+        assert_eq!(pool.pick_next_task(c0), Some((10, 1)));
+        // CPU 2 has none queued: it takes CPU 1's first, then CPU 1 runs the other.
+        assert_eq!(pool.pick_next_task(c2), Some((11, 1)));
+        assert_eq!(pool.runnable_ahead(12), Some(0));
+        assert_eq!(pool.pick_next_task(c1), Some((12, 1)));
+        assert_eq!(pool.pick_next_task(c0), None);
+        assert_eq!(pool.idle_cpus(), 1);
     }
 }

@@ -45,7 +45,7 @@ impl Sim {
             Some(cpu) => self.xfsaild_on_cpu(cpu),
             None => {
                 self.aild.wait_for_cpu(self.now);
-                self.kworker_runnable(TASK_XFSAILD, 0);
+                self.kworker_runnable(TASK_XFSAILD, 0, self.aild.last_cpu());
             }
         }
     }

@@ -140,8 +140,9 @@ pub struct Sim {
     rt_live: Vec<(u64, u64)>,
     /// The flush timeline's record, when the lab keeps one.
     timeline: Option<timeline::Timeline>,
-    /// The CPUs (`cpus`) the writers and push workers share.
+    /// The CPUs (`cpus`) the writers and push workers share, and the task whose event runs.
     cpus: CpuPool,
+    current: Option<TaskId>,
 }
 
 impl Sim {
@@ -239,8 +240,11 @@ impl Sim {
             rt_hint: Vec::new(),
             rt_live: Vec::new(),
             timeline: None,
+            current: None,
             cpus: match scenario.cpu_model {
-                CpuModel::Kernel => CpuPool::new(scenario.cpus).with_fair_queue(sched::base_slice(scenario.cpus) / 2),
+                CpuModel::Kernel => {
+                    CpuPool::new(scenario.cpus).with_cpu_run_queues(sched::base_slice(scenario.cpus) / 2)
+                }
                 CpuModel::Writers => CpuPool::new(scenario.cpus),
             },
         };
@@ -312,6 +316,11 @@ impl Sim {
         if !self.stopping && t >= self.scenario.duration.0 {
             self.stopping = true;
         }
+        self.current = match ev {
+            Event::TaskRun(t) | Event::CopyDone(t) => Some(t),
+            Event::Aild => Some(tasks::TASK_XFSAILD),
+            Event::IoDone { .. } | Event::LogWorker => None,
+        };
         match ev {
             Event::TaskRun(tasks::TASK_XFSAILD) => self.xfsaild_cpu_done(),
             Event::TaskRun(task) => match pusher_of(task) {

@@ -144,6 +144,9 @@ pub(crate) struct Pusher {
     pub slice_left: Ns,
     pub cpu_queued: bool,
     pub(super) cpu_then: CpuThen,
+    /// `cpu_model=kernel`: the CPU whose run queue it joins when woken with none idle: its
+    /// waker's (`queue_work` from a task on a CPU), else the last it ran on.
+    pub wake_cpu: u32,
 }
 
 impl Sim {
@@ -600,6 +603,9 @@ impl Sim {
         self.pushers[k].queued_at = queued;
         self.set_push_state(k, PushState::Starting);
         self.pushers[k].run_start_ns = self.now;
+        if let Some(cpu) = self.current_cpu() {
+            self.pushers[k].wake_cpu = cpu;
+        }
         self.wake(pusher_task(k as u32));
     }
 

@@ -1,16 +1,15 @@
 //! Who runs on the CPU pool (`cpus`, `CpuPool`) that the writers and the CIL push workers
 //! share, when, and for how long.
 //!
-//! Model: one run queue. A writer's think is shorter than a slice and runs to its end, its
-//! wakeups queue in order. A push worker woken from a sleep goes to the front (EEVDF places a
-//! sleeper with its lag, so it is picked next; the kernel's pushes start 18 us after being
-//! queued at the median), keeps its CPU across its CPU work until it sleeps, and after EEVDF's
-//! base slice goes to the back when someone waits. With `cpu_model=kernel` an O_DSYNC
-//! append's I/O completion worker and xfsaild take CPU time too, placed as a woken push worker
-//! is, and a writer keeps its CPU across its operations as a push worker does (no preemption
-//! within its slice), so a woken kernel thread waits for a running slice to end; the iclog
-//! completions take no CPU yet.
-//! Model: one run queue for the pool (the kernel has one a CPU, balanced).
+//! Model: by default one run queue. A writer's think is shorter than a slice and runs to its
+//! end, its wakeups queue in order. A push worker woken from a sleep goes to the front (EEVDF
+//! places a sleeper with its lag, so it is picked next; the kernel's pushes start 18 us after
+//! being queued at the median), keeps its CPU across its CPU work until it sleeps, and after
+//! EEVDF's base slice goes to the back when someone waits. With `cpu_model=kernel` an O_DSYNC
+//! append's I/O completion worker and xfsaild take CPU time too; a writer keeps its CPU across
+//! its operations as a push worker does (no preemption within its slice); each CPU has its own
+//! fair run queue (`CpuPool`), and a woken task queues on its waker's CPU (`current_cpu`),
+//! else its own last one. The iclog completions take no CPU yet.
 
 use super::tasks::{pusher_of, pusher_task, TASK_XFSAILD};
 use super::Sim;
@@ -53,7 +52,7 @@ impl Sim {
         }
         match self.cpus.select_idle_cpu(self.writers[w as usize].cpu) {
             Some(cpu) => self.run_on(cpu, w, think),
-            None => self.cpus.enqueue_wakeup(w, think),
+            None => self.cpus.enqueue_wakeup(w, think, self.writers[w as usize].cpu),
         }
     }
 
@@ -64,17 +63,27 @@ impl Sim {
         self.writers[w as usize].ioend_woke = self.now;
         match self.cpus.select_idle_cpu(self.writers[w as usize].cpu) {
             Some(cpu) => self.run_on(cpu, w, ns),
-            None => self.kworker_runnable(w, ns),
+            None => self.kworker_runnable(w, ns, self.writers[w as usize].cpu),
         }
     }
 
     /// Kernel thread `t` (a push worker, xfsaild, an I/O completion worker) woke and waits
     /// runnable for `ns` on a CPU: in front of the writers, behind the kernel threads woken
-    /// before it.
-    pub(super) fn kworker_runnable(&mut self, t: TaskId, ns: Ns) {
+    /// before it (with `cpu_model=kernel`, on `cpu`'s queue, placed as any woken sleeper).
+    pub(super) fn kworker_runnable(&mut self, t: TaskId, ns: Ns, cpu: u32) {
         let writers = &self.writers;
         let kworker = |t: TaskId| t == TASK_XFSAILD || writers.get(t as usize).is_some_and(|wr| wr.ioend_ran);
-        self.cpus.enqueue_woken(t, ns, |t| pusher_of(t).is_some() || kworker(t));
+        self.cpus.enqueue_woken(t, ns, cpu, |t| pusher_of(t).is_some() || kworker(t));
+    }
+
+    /// The CPU held by the task whose event runs now (the waker of whom it wakes), if any.
+    pub(super) fn current_cpu(&self) -> Option<u32> {
+        let t = self.current?;
+        match pusher_of(t) {
+            Some(k) => self.pushers[k as usize].cpu,
+            None if t == TASK_XFSAILD => self.aild.cpu(),
+            None => self.writers.get(t as usize).filter(|wr| wr.on_cpu).map(|wr| wr.cpu),
+        }
     }
 
     /// `cpu_model=kernel` on a pool: the kernel's threads take CPU time beside the writers.
@@ -105,10 +114,10 @@ impl Sim {
     fn think_on_held_cpu(&mut self, w: TaskId, think: u64) {
         let slice = base_slice(self.cpus.ncpus());
         let wr = &mut self.writers[w as usize];
-        if wr.slice_left == 0 && self.cpus.has_runnable() {
+        if wr.slice_left == 0 && self.cpus.has_runnable(wr.cpu) {
             wr.on_cpu = false;
             let cpu = wr.cpu;
-            self.cpus.enqueue_task(w, think);
+            self.cpus.enqueue_task(w, think, cpu);
             return self.cpu_release(cpu);
         }
         if wr.slice_left == 0 {
@@ -170,9 +179,9 @@ impl Sim {
         p.cpu_then = then;
         match p.cpu {
             // Its slice is used up and a task waits: preempted, to the back of the queue.
-            Some(cpu) if p.slice_left == 0 && self.cpus.has_runnable() => {
+            Some(cpu) if p.slice_left == 0 && self.cpus.has_runnable(cpu) => {
                 p.cpu = None;
-                self.queue_for_cpu(k, ns, false);
+                self.queue_for_cpu(k, ns, false, cpu);
                 self.cpu_release(cpu);
             }
             Some(_) => {
@@ -185,7 +194,7 @@ impl Sim {
             }
             None => match self.cpus.take_idle_cpu() {
                 Some(cpu) => self.push_granted(k, cpu, ns),
-                None => self.queue_for_cpu(k, ns, true),
+                None => self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu),
             },
         }
     }
@@ -196,16 +205,17 @@ impl Sim {
         self.cpus.enabled() && p.cpu.is_none()
     }
 
-    /// Push worker `k` waits runnable: at the front when it just woke, else at the back.
-    fn queue_for_cpu(&mut self, k: u32, ns: Ns, woken: bool) {
+    /// Push worker `k` waits runnable on `cpu`'s queue (the pool's one by default): at the
+    /// front when it just woke, else at the back.
+    fn queue_for_cpu(&mut self, k: u32, ns: Ns, woken: bool, cpu: u32) {
         // The time it waits runnable is its own bucket, not its state's.
         self.account_push_time(k as usize);
         self.pushers[k as usize].cpu_queued = true;
         if woken {
             // Behind the kernel threads woken before it.
-            self.kworker_runnable(pusher_task(k), ns);
+            self.kworker_runnable(pusher_task(k), ns, cpu);
         } else {
-            self.cpus.enqueue_task(pusher_task(k), ns);
+            self.cpus.enqueue_task(pusher_task(k), ns, cpu);
         }
     }
 
@@ -217,6 +227,7 @@ impl Sim {
             p.state_since = self.now;
         }
         p.cpu = Some(cpu);
+        p.wake_cpu = cpu;
         p.slice_left = slice.saturating_sub(ns);
         let then = p.cpu_then;
         self.cpus.charge(pusher_task(k), ns);
