@@ -17,6 +17,7 @@ pub fn writer_label(s: &WriterState) -> &'static str {
         WriterState::TxWork => "in a transaction (working, or waiting for a CPU)",
         WriterState::Stopped => "stopped",
         WriterState::GrantWait => "grant head wait",
+        WriterState::AgiWait => "AGI buffer lock",
         WriterState::Throttled => "CIL throttle",
         WriterState::CommitWait => "waiting for a commit record",
         WriterState::PushFlushWait => "waiting for earlier CIL pushes",

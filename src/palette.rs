@@ -61,6 +61,7 @@ pub fn writer(s: &WriterState) -> &'static str {
         WriterState::PrevWait { .. } | WriterState::ForceWait { .. } => BLUE,
         WriterState::DataWrite | WriterState::DataFlush => REDDISH_PURPLE,
         WriterState::MetaRead { .. } => ORANGE,
+        WriterState::AgiWait => SKY_BLUE,
     }
 }
 

@@ -1,5 +1,6 @@
 //! xlog: a deterministic model of the XFS journal. The UI and the CLI see only this facade.
 
+mod agi;
 mod ail;
 mod changes;
 mod cil;
@@ -58,9 +59,9 @@ pub use recovery::{
     SharedLog, Survivors,
 };
 pub use scenario::{
-    AilPush, CilSpace, CommitOrdering, CpuModel, CrashModel, DeviceBug, DeviceClass, Directory, Duration, FlushPolicy,
-    ForceFlush, RsumCache, SataFua, Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate, Throttle,
-    TxWorkAt, UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
+    AgiLock, AilPush, CilSpace, CommitOrdering, CpuModel, CrashModel, DeviceBug, DeviceClass, Directory, Duration,
+    FlushPolicy, ForceFlush, RsumCache, SataFua, Scenario, Setting, ShadowRound, Size, StartRecordOrder, TailUpdate,
+    Throttle, TxWorkAt, UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
 };
 pub use sectors::SectorMap;
 pub use shard::{Shard, SHARDS_MAX};

@@ -11,6 +11,8 @@ pub struct Counters {
     pub tx_committed: u64,
     pub latency_ns: Histogram<u64>,
     pub grant_head_waits: u64,
+    /// `agi_lock=on`: creates that slept on their AG's AGI buffer lock.
+    pub agi_lock_waits: u64,
     pub iclog_writes: u64,
     pub log_blocks: u64,
     pub noiclog_events: u64,
@@ -68,6 +70,7 @@ impl Default for Counters {
             tx_committed: 0,
             latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
             grant_head_waits: 0,
+            agi_lock_waits: 0,
             iclog_writes: 0,
             log_blocks: 0,
             noiclog_events: 0,
@@ -121,6 +124,9 @@ pub struct Metrics {
     /// File data made durable per second by acknowledged fsyncs (source thread 000's "BW").
     pub data_mb_s: f64,
     pub grant_head_waits: u64,
+    /// `agi_lock=on`: creates that slept on their AG's AGI buffer lock (`xfs_buf_lock` in
+    /// `xfs_dialloc`).
+    pub agi_lock_waits: u64,
     pub checkpoints: u64,
     pub checkpoint_kib_p50: f64,
     pub checkpoint_kib_max: f64,
@@ -242,6 +248,7 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("noiclog_events", ""),
             ("log_forces", ""),
             ("grant_head_waits", ""),
+            ("agi_lock_waits", ""),
             ("reservation_overruns", ""),
         ],
     ),

@@ -103,6 +103,12 @@ switch!(
     CpuModel { Writers = "writers", Kernel = "kernel" }
 );
 switch!(
+    /// Whether a create holds its AG's AGI buffer lock from its inode allocation to its
+    /// commit (`xfs_dialloc` to `xfs_trans_commit`), so creates in one AG allocate one at a
+    /// time: `off`, or `on` (as the kernel does; measured on this machine: docs/kernel.md).
+    AgiLock { Off = "off", On = "on" }
+);
+switch!(
     /// How a SATA drive (`hdd`, `hdd-x4`, `sata-ssd`) is sent a FUA write: `upstream` (6.3+,
     /// libata's `fua` parameter on: the drive gets WRITE FPDMA QUEUED with FUA); `emulated`
     /// (before 6.3, `libata.fua=0`: the disk advertises no FUA, so the block layer writes to
@@ -221,6 +227,8 @@ pub struct Scenario {
     /// Which threads take CPU time on the pool: the writers and the push worker, or the
     /// kernel's I/O completion and xfsaild too.
     pub cpu_model: CpuModel,
+    /// Whether creates hold their AG's AGI buffer lock from inode allocation to commit.
+    pub agi_lock: AgiLock,
     /// What creates log of their directory.
     pub directory: Directory,
     /// How xfsaild paces its passes.
@@ -271,6 +279,7 @@ impl Default for Scenario {
             think: Duration(20 * NS_PER_US),
             cpus: 0,
             cpu_model: CpuModel::Writers,
+            agi_lock: AgiLock::Off,
             directory: Directory::Blocks,
             xfsaild: Xfsaild::Upstream,
             ail_push: AilPush::Upstream,
@@ -412,6 +421,7 @@ settings!(
     sata_fua,
     tx_work,
     cpu_model,
+    agi_lock,
 );
 
 impl Scenario {

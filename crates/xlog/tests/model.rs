@@ -1083,6 +1083,44 @@ fn a_writer_holds_its_cpu_for_its_slice_with_the_kernel_cpu_model() {
     assert!(writers.cil_push_dispatch_ms_p99 < 0.1, "{}", writers.cil_push_dispatch_ms_p99);
 }
 
+/// `agi_lock=on`: a create sleeps on its AG's AGI buffer lock only while another create of
+/// that AG holds it ("why is this blocked" names the holder), and runs the same CPU work in
+/// two parts around it; `off` never sleeps there.
+#[test]
+fn a_create_sleeps_on_its_ags_agi_only_while_another_create_holds_it() {
+    let mut s = find_preset("cil-throttle-rhythm").unwrap();
+    for (k, v) in [("cpus", "2"), ("device", "vm-disk"), ("cpu_model", "kernel"), ("agi_lock", "on")] {
+        s.set(k, v).unwrap();
+    }
+    s.duration = Duration(100 * NS_PER_MS);
+    let mut sim = Sim::new(&s).unwrap();
+    let mut asleep = 0;
+    while sim.step().is_some() {
+        for w in 0..s.writers {
+            if sim.writer_state(w) != Some(WriterState::AgiWait) {
+                continue;
+            }
+            asleep += 1;
+            let why = sim.why_blocked(w).join("; ");
+            let holder =
+                why.split("held by writer ").nth(1).and_then(|r| r.split([',', ' ']).next()?.parse::<u32>().ok());
+            let holder = holder.unwrap_or_else(|| panic!("writer {w} at {}: {why}", sim.now()));
+            assert!(holder != w && holder % 4 == w % 4, "writer {w}'s AG is held by writer {holder}: {why}");
+        }
+    }
+    assert!(asleep > 1000, "{asleep}");
+    let on = sim.metrics();
+    s.set("agi_lock", "off").unwrap();
+    let mut sim = Sim::new(&s).unwrap();
+    sim.run();
+    let off = sim.metrics();
+    assert_eq!(off.agi_lock_waits, 0);
+    assert!(on.agi_lock_waits > 1000, "{}", on.agi_lock_waits);
+    // The same CPU work a create: on two CPUs both run at the CPUs' limit.
+    let ratio = on.transactions as f64 / off.transactions as f64;
+    assert!((0.9..1.1).contains(&ratio), "{ratio}");
+}
+
 /// With the kernel's threads on the pool, every CPU is always either idle or held by exactly one
 /// task (none leaked, none held twice), and a task waits in the run queue at most once.
 #[test]

@@ -84,6 +84,7 @@ const LAYERS: &[&[&str]] = &[
         "log",
         "cil",
         "cpupool",
+        "agi",
         "ail",
         "rtalloc",
         "sizing",
@@ -181,6 +182,7 @@ const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("ail.rs", "Xfsaild"),
     ("workqueue.rs", "CilWorkqueue"),
     ("cpupool.rs", "CpuPool"),
+    ("agi.rs", "AgiLocks"),
     ("device/mod.rs", "Device"),
 ];
 

@@ -29,6 +29,7 @@ mod why;
 mod workload;
 mod writer;
 
+use crate::agi::AgiLocks;
 use crate::ail::{Ail, AildWake, Xfsaild};
 use crate::cil::{Cil, ItemKind};
 use crate::cpupool::CpuPool;
@@ -143,6 +144,8 @@ pub struct Sim {
     /// The CPUs (`cpus`) the writers and push workers share, and the task whose event runs.
     cpus: CpuPool,
     current: Option<TaskId>,
+    /// `agi_lock=on`: each AG's AGI buffer lock.
+    agi: AgiLocks,
 }
 
 impl Sim {
@@ -241,6 +244,7 @@ impl Sim {
             rt_live: Vec::new(),
             timeline: None,
             current: None,
+            agi: AgiLocks::for_scenario(scenario),
             cpus: match scenario.cpu_model {
                 CpuModel::Kernel => {
                     CpuPool::new(scenario.cpus).with_cpu_run_queues(sched::base_slice(scenario.cpus) / 2)

@@ -28,6 +28,7 @@ impl Sim {
             bandwidth_mb_s: c.bytes_logged as f64 / secs / 1e6,
             data_mb_s: c.data_bytes_synced as f64 / secs / 1e6,
             grant_head_waits: c.grant_head_waits,
+            agi_lock_waits: c.agi_lock_waits,
             checkpoints: c.checkpoints,
             checkpoint_kib_p50: c.checkpoint_bytes.value_at_quantile(0.5) as f64 / 1024.0,
             checkpoint_kib_max: c.checkpoint_bytes.max() as f64 / 1024.0,

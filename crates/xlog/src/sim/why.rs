@@ -36,6 +36,23 @@ impl Sim {
                     }
                 }
             }
+            WriterState::AgiWait => {
+                let ag = self.agi.ag_of(w);
+                let holder = match self.agi.holder(ag) {
+                    Some(h) if self.cpus.runnable_ahead(h).is_some() => format!("writer {h}, itself waiting for a CPU"),
+                    Some(h) => format!("writer {h}"),
+                    None => "nobody".into(),
+                };
+                why.push(format!(
+                    "xfs_buf_lock on AG {ag}'s AGI (xfs_dialloc): held by {holder} until its create commits; {} waiting",
+                    self.agi.waiting(ag)
+                ));
+                let held = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
+                why.push(format!(
+                    "inside its transaction: it holds its log reservation ({} KiB) while it waits",
+                    held / 1024
+                ));
+            }
             WriterState::GrantWait => {
                 let need = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
                 let ahead = self.log.reserve_waiters().iter().take_while(|g| g.task != w).count();

@@ -28,6 +28,9 @@ pub enum WriterState {
     /// allocation, directory insert, ...), on a CPU of the pool or waiting for one.
     TxWork,
     GrantWait,
+    /// Inside the transaction: asleep on its AG's AGI buffer lock (`agi_lock=on`), held by
+    /// another create until that one commits.
+    AgiWait,
     /// Sleeping on `xc_push_wait`: the CIL hard throttle.
     Throttled,
     /// `xlog_cil_force_seq`: waiting for a checkpoint's commit record (`xc_commit_wait`).
@@ -92,6 +95,8 @@ pub(crate) struct Writer {
     /// `cpu_model=kernel`: its think ended and it still holds its CPU, in the transaction's
     /// steps that take no CPU time in the model, until it thinks again or sleeps.
     pub holding: bool,
+    /// `agi_lock=on`: the part of its create's CPU work still to run under the AGI lock.
+    pub agi_part: Option<u64>,
     /// `cpu_model=kernel`: what is left of its slice on the CPU it holds.
     pub slice_left: u64,
     /// `cpu_model=kernel`: its O_DSYNC append's I/O completion has had its CPU time.
@@ -122,6 +127,7 @@ impl Writer {
             data_version: 0,
             on_cpu: false,
             holding: false,
+            agi_part: None,
             slice_left: 0,
             ioend_ran: false,
             ioend_woke: 0,
@@ -151,6 +157,8 @@ impl Sim {
                 self.trace_grant(w, GrantEvent::ReserveExit, &t);
                 self.tx_body(w);
             }
+            // Handed the AGI, it is woken in TxWork; it sleeps on through any other wakeup.
+            WriterState::AgiWait => {}
             WriterState::MetaRead { left } => self.meta_read(w, left),
             WriterState::Throttled => self.after_commit(w),
             WriterState::CommitWait => self.force_seq(w),
@@ -240,6 +248,9 @@ impl Sim {
 
     /// Between reservation and commit: read the metadata the change needs, then commit.
     fn tx_body(&mut self, w: TaskId) {
+        if self.work_in_tx() && !self.writers[w as usize].worked && self.agi_create(w) {
+            return self.xfs_create_agi(w);
+        }
         if self.work_in_tx() && !std::mem::replace(&mut self.writers[w as usize].worked, true) {
             let think = self.draw_think();
             if think > 0 {
@@ -354,7 +365,55 @@ impl Sim {
             wr.tx_count += 1;
         }
         self.counters.tx_committed += 1;
+        self.xfs_trans_commit_agi(w);
         self.xlog_cil_push_background(w);
+    }
+
+    /// `agi_lock=on` and writer `w`'s operation is a create.
+    fn agi_create(&self, w: TaskId) -> bool {
+        self.agi.enabled()
+            && match self.scenario.workload {
+                WorkloadKind::FsmarkCreate => true,
+                WorkloadKind::CreateRemove => w.is_multiple_of(2),
+                _ => false,
+            }
+    }
+
+    /// A create's work with `agi_lock=on`, in two parts: what comes before `xfs_dialloc`,
+    /// then `xfs_ialloc_read_agi` takes the AG's AGI buffer lock (or sleeps until it is handed
+    /// over) and the rest runs under it until the commit releases it.
+    fn xfs_create_agi(&mut self, w: TaskId) {
+        let wi = w as usize;
+        if self.writers[wi].agi_part.is_none() {
+            let think = self.draw_think();
+            let under = think * crate::agi::AGI_HOLD_SHARE.0 / crate::agi::AGI_HOLD_SHARE.1;
+            self.writers[wi].agi_part = Some(under);
+            if think > under {
+                self.writers[wi].state = WriterState::TxWork;
+                return self.think_on_cpu(w, think - under);
+            }
+        }
+        if !self.agi.xfs_buf_lock(self.agi.ag_of(w), w) {
+            self.counters.agi_lock_waits += 1;
+            self.writers[wi].state = WriterState::AgiWait;
+            return;
+        }
+        let under = self.writers[wi].agi_part.take().unwrap_or(0);
+        self.writers[wi].worked = true;
+        if under > 0 {
+            self.writers[wi].state = WriterState::TxWork;
+            return self.think_on_cpu(w, under);
+        }
+        self.tx_body(w)
+    }
+
+    /// `xfs_trans_commit` releases the transaction's buffers: the AGI goes to its first waiter.
+    fn xfs_trans_commit_agi(&mut self, w: TaskId) {
+        if let Some(next) = self.agi.xfs_buf_relse(self.agi.ag_of(w), w) {
+            // It holds the AGI now, and goes on with its create's work when it runs.
+            self.writers[next as usize].state = WriterState::TxWork;
+            self.wake(next);
+        }
     }
 
     /// `xlog_cil_push_background`: queue a push past the space limit; throttle committers
