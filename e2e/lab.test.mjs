@@ -167,9 +167,22 @@ test('the AIL panel says who sets the push target, how much of the log the AIL s
   await page.waitForSelector('#lab[data-ready="true"]');
   const cpus = await page.locator('[data-testid="cpu"]').allTextContents();
   assert.equal(cpus.length, 2, cpus.join(' / '));
-  assert.ok(cpus.every((c) => /^CPU [01]: (writer \d+|push worker \d+ \(kernel thread\)|xfsaild \(kernel thread\))$/.test(c)), cpus.join(' / '));
-  assert.match(await page.textContent('[data-testid="runnable"]'), /^runnable \(\d+ waiting\): (writer \d+|push worker \d+|xfsaild)/);
+  // Each CPU has its own run queue with cpu_model=kernel: each chip says how many wait on it,
+  // and together they are the runnable line's count.
+  assert.ok(cpus.every((c) => /^CPU [01]: (writer \d+|push worker \d+ \(kernel thread\)|xfsaild \(kernel thread\)) · \d+ queued$/.test(c)), cpus.join(' / '));
+  const runnable = await page.textContent('[data-testid="runnable"]');
+  assert.match(runnable, /^runnable \(\d+ waiting, queue by queue\): (writer \d+|push worker \d+|xfsaild)/);
+  const queued = cpus.map((c) => Number(c.match(/(\d+) queued$/)[1])).reduce((a, b) => a + b, 0);
+  assert.equal(queued, Number(runnable.match(/^runnable \((\d+) waiting/)[1]), `${cpus.join(' / ')} | ${runnable}`);
   await page.locator('[data-testid="tasks"]').screenshot({ path: path.join(ARTIFACTS, 'panel-tasks-cpus.png') });
+  // agi_lock=on: creates asleep on their AG's AGI buffer lock, and who holds it.
+  await page.goto(server.url + '?preset=cil-throttle-rhythm&cpus=2&cpu_model=kernel&agi_lock=on&at=300ms');
+  await page.waitForSelector('#lab[data-ready="true"]');
+  const asleep = page.locator('[data-testid="task"][aria-label$="AGI buffer lock"]');
+  assert.ok(await asleep.count() > 0, 'some create sleeps on its AGI at 300 ms');
+  await asleep.first().click();
+  assert.match(await page.textContent('[data-testid="why"]'), /xfs_buf_lock on AG \d+'s AGI \(xfs_dialloc\): held by writer \d+/);
+  await page.locator('[data-testid="tasks"]').screenshot({ path: path.join(ARTIFACTS, 'panel-tasks-agi.png') });
   assert.deepEqual(errors, []);
 });
 

@@ -38,17 +38,20 @@ fn runnable_text(c: &CpusView) -> String {
     let names: Vec<String> = c.runnable.iter().take(SHOWN).map(|t| t.to_string()).collect();
     let more = c.runnable_total.saturating_sub(names.len());
     let tail = if more > 0 { format!(", and {more} more") } else { String::new() };
-    format!("runnable ({} waiting): {}{tail}", c.runnable_total, names.join(", "))
+    let order = if c.queued.is_empty() { "" } else { ", queue by queue" };
+    format!("runnable ({} waiting{order}): {}{tail}", c.runnable_total, names.join(", "))
 }
 
-/// One CPU of the pool and the task on it; a kernel thread is marked as one.
-fn cpu_chip(i: usize, t: &Option<CpuTask>) -> Html {
+/// One CPU of the pool and the task on it; a kernel thread is marked as one. With a run
+/// queue a CPU (`cpu_model=kernel`), how many wait on its queue.
+fn cpu_chip(i: usize, t: &Option<CpuTask>, queued: Option<usize>) -> Html {
     let (text, class) = match t {
         None => ("idle".to_string(), "cpu idle"),
         Some(t @ CpuTask::Writer(_)) => (t.to_string(), "cpu"),
         Some(t) => (format!("{t} (kernel thread)"), "cpu kernel"),
     };
-    html! { <span class={class} data-testid="cpu">{ format!("CPU {i}: {text}") }</span> }
+    let queue = queued.map_or(String::new(), |n| format!(" · {n} queued"));
+    html! { <span class={class} data-testid="cpu">{ format!("CPU {i}: {text}{queue}") }</span> }
 }
 
 #[function_component(TasksPanel)]
@@ -61,6 +64,7 @@ pub fn tasks_panel(p: &TasksProps) -> Html {
             <h2>{ "tasks" }</h2>
             <p class="what">{ "Each writer is a task looping reserve → work → commit → (fsync); choose one to see what it is waiting for, and what that waits for." }
                 if p.view.cpus.is_some() { { " Below them, the CPU pool (cpus): the task on each CPU, kernel threads marked, and the tasks waiting runnable for one." } }
+                if p.view.cpus.as_ref().is_some_and(|c| !c.queued.is_empty()) { { " Each CPU has its own run queue (cpu_model=kernel): a woken task waits on its waker's CPU." } }
             </p>
             <div class="task-grid">
                 { for p.view.writer_states.iter().enumerate().map(|(w, s)| {
@@ -78,7 +82,7 @@ pub fn tasks_panel(p: &TasksProps) -> Html {
             </div>
             if let Some(c) = &p.view.cpus {
                 <div class="cpus" data-testid="cpus">
-                    { for c.running.iter().enumerate().map(|(i, t)| cpu_chip(i, t)) }
+                    { for c.running.iter().enumerate().map(|(i, t)| cpu_chip(i, t, c.queued.get(i).copied())) }
                     <span class="runnable" data-testid="runnable">{ runnable_text(c) }</span>
                 </div>
             }

@@ -181,6 +181,22 @@ impl CpuPool {
     pub fn runnable_ahead(&self, task: TaskId) -> Option<usize> {
         self.rqs.iter().find_map(|rq| rq.tasks.iter().position(|&(t, _)| t == task))
     }
+
+    /// With a run queue a CPU: the CPU whose queue `task` waits on.
+    pub fn queued_on(&self, task: TaskId) -> Option<u32> {
+        if self.rqs.len() < 2 {
+            return None;
+        }
+        self.rqs.iter().position(|rq| rq.tasks.iter().any(|&(t, _)| t == task)).map(|q| q as u32)
+    }
+
+    /// With a run queue a CPU: how many wait on each (empty with one queue for the pool).
+    pub fn queue_lengths(&self) -> Vec<usize> {
+        match self.rqs.len() {
+            0 | 1 => Vec::new(),
+            _ => self.rqs.iter().map(|rq| rq.tasks.len()).collect(),
+        }
+    }
 }
 
 #[cfg(test)]

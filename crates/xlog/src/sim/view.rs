@@ -123,6 +123,9 @@ pub struct CpusView {
     /// many wait in all.
     pub runnable: Vec<CpuTask>,
     pub runnable_total: usize,
+    /// With a run queue a CPU (`cpu_model=kernel`): how many wait on each CPU's queue (the
+    /// runnable list above goes queue by queue); empty with one queue for the pool.
+    pub queued: Vec<usize>,
     /// CPUs the pool counts idle: every CPU is either running a task above or idle.
     pub idle: usize,
 }
@@ -162,7 +165,23 @@ impl Sim {
         }
         let runnable_total = self.cpus.runnable().count();
         let runnable = self.cpus.runnable().take(VIEW_LIST_MAX).map(|t| self.cpu_task(t)).collect();
-        Some(CpusView { running, runnable, runnable_total, idle: self.cpus.idle_cpus() })
+        Some(CpusView {
+            running,
+            runnable,
+            runnable_total,
+            queued: self.cpus.queue_lengths(),
+            idle: self.cpus.idle_cpus(),
+        })
+    }
+
+    /// Who `task`, runnable, waits for, in words: the tasks on the CPUs ("writer 3 and
+    /// xfsaild"), or with a run queue a CPU the one on its queue's CPU ("xfsaild (on CPU 1,
+    /// whose queue it waits on: 2 tasks ahead)").
+    pub(super) fn cpu_holders_for(&self, task: TaskId) -> String {
+        let (Some(cpu), Some(v)) = (self.cpus.queued_on(task), self.cpus_view()) else { return self.cpu_holders() };
+        let holder = v.running.get(cpu as usize).cloned().flatten().map_or("no task".into(), |t| t.to_string());
+        let ahead = self.cpus.runnable_ahead(task).unwrap_or(0);
+        format!("{holder} (on CPU {cpu}, whose queue it waits on: {ahead} tasks ahead)")
     }
 
     /// The tasks on the CPUs, in words ("writer 3 and xfsaild").

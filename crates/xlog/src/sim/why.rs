@@ -3,6 +3,7 @@
 //! iclog's write). Read-only; the lab shows it for a selected task.
 
 use super::tags::IoTag;
+use super::tasks::pusher_task;
 use super::{PushState, Sim, WriterState};
 use crate::device::IoKind;
 use crate::iclog::IclogState;
@@ -39,7 +40,9 @@ impl Sim {
             WriterState::AgiWait => {
                 let ag = self.agi.ag_of(w);
                 let holder = match self.agi.holder(ag) {
-                    Some(h) if self.cpus.runnable_ahead(h).is_some() => format!("writer {h}, itself waiting for a CPU"),
+                    Some(h) if self.cpus.runnable_ahead(h).is_some() => {
+                        format!("writer {h} (itself waiting for a CPU)")
+                    }
                     Some(h) => format!("writer {h}"),
                     None => "nobody".into(),
                 };
@@ -178,9 +181,12 @@ impl Sim {
             .enumerate()
             .filter(|(_, p)| p.state != PushState::Idle)
             .flat_map(|(k, p)| {
-                let runnable = p
-                    .cpu_queued
-                    .then(|| format!("push worker {k} is runnable, waiting for a CPU held by {}", self.cpu_holders()));
+                let runnable = p.cpu_queued.then(|| {
+                    format!(
+                        "push worker {k} is runnable, waiting for a CPU held by {}",
+                        self.cpu_holders_for(pusher_task(k as u32))
+                    )
+                });
                 std::iter::once(format!("push worker {k}: {}", p.state.describe())).chain(runnable)
             })
             .collect();
@@ -294,6 +300,32 @@ mod tests {
         assert!(line.starts_with("push worker ") && line.contains("held by writer "), "{line}");
         s.cpus = 0;
         assert!(Sim::new(&s).unwrap().cpus_view().is_none());
+    }
+
+    /// With a run queue a CPU (`cpu_model=kernel`), a runnable push worker is told the task on
+    /// its own queue's CPU and how many wait ahead of it there.
+    #[test]
+    fn a_runnable_push_worker_is_told_whose_cpu_queue_it_waits_on() {
+        use crate::sim::CpuTask;
+        let mut s = find("cil-throttle-rhythm").unwrap();
+        s.set("cpus", "2").unwrap();
+        s.set("device", "vm-disk").unwrap();
+        s.set("cpu_model", "kernel").unwrap();
+        let mut sim = Sim::new(&s).unwrap();
+        let mut told = None;
+        while sim.now() < 2 * crate::units::NS_PER_SEC && told.is_none() {
+            sim.step();
+            let v = sim.cpus_view().expect("a pool of 2");
+            assert_eq!(v.queued.iter().sum::<usize>(), v.runnable_total, "{v:?}");
+            if v.runnable.iter().any(|t| matches!(t, CpuTask::PushWorker(_))) {
+                let mut lines = (0..s.writers).flat_map(|w| sim.why_blocked(w));
+                told = lines.find(|l| l.contains("is runnable, waiting for a CPU")).map(|l| (l, v));
+            }
+        }
+        let (line, v) = told.expect("a writer waits on a push worker queued for a CPU, within 2 s");
+        let cpu: usize = line.split("(on CPU ").nth(1).and_then(|r| r.split(',').next()?.parse().ok()).expect(&line);
+        let holder = v.running[cpu].as_ref().map_or("no task".to_string(), |t| t.to_string());
+        assert!(line.contains(&format!("held by {holder} (on CPU {cpu}, whose queue it waits on: ")), "{line} {v:?}");
     }
 
     #[test]
