@@ -1,6 +1,6 @@
 //! xfsaild (metadata writeback), the periodic log worker, and clean unmount.
 
-use super::liveness::LOG_WORKER_PERIOD;
+use super::run::LOG_WORKER_PERIOD;
 use super::tags::IoTag;
 use super::tasks::{TASK_LOG_WORKER, TASK_XFSAILD};
 use super::{Event, Sim};

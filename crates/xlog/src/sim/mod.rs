@@ -10,21 +10,19 @@ mod aild;
 mod branch;
 mod dir;
 mod history;
-mod liveness;
 mod logio;
-mod milestone;
 mod monitor;
 mod push;
 mod queries;
 mod queue;
 mod report;
+mod run;
 mod sched;
 mod tags;
 pub mod tasks;
 mod timeline;
 mod tracing;
 mod view;
-mod watch;
 mod why;
 mod workload;
 mod writer;
@@ -52,19 +50,18 @@ use serde::Serialize;
 
 pub use branch::BRANCH_KEYS;
 pub use history::{CheckpointRecord, FoldedItem, History, FOLD_BATCH, RECENT_RECORDS};
-pub use milestone::Milestone;
 pub use push::PushState;
+pub use run::{Milestone, Watch};
 pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
     AilView, CheckpointPanel, CilView, CommittingPanel, CpuTask, CpusView, DevicePanel, FlashErase, GrantHeadPanel,
     IclogPanel, IclogView, IclogsView, LinkShare, LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
 };
-pub use watch::Watch;
 pub use workload::Item;
 pub use writer::WriterState;
 
-use liveness::LOG_WORKER_PERIOD;
 use monitor::Monitor;
+use run::LOG_WORKER_PERIOD;
 use tags::IoTag;
 use tasks::{pusher_of, TASK_LOG_WORKER};
 
@@ -358,72 +355,6 @@ impl Sim {
     /// Whether a request tag is file data (everything else is log or metadata: REQ_META).
     pub fn is_file_data(tag: u64) -> bool {
         matches!(IoTag::unpack(tag), IoTag::Data(_))
-    }
-
-    /// Turns per-step trace collection off (hashing continues) for fast batch runs.
-    pub fn set_keep_trace(&mut self, keep: bool) {
-        self.keep_trace = keep;
-        self.out.clear();
-    }
-
-    /// Runs until virtual time `until` (events at later times stay queued).
-    pub fn run_until(&mut self, until: Ns) {
-        while !self.hung {
-            let Some(next) = self.queue.pop_if(|t, _| t <= until) else { break };
-            self.dispatch(next);
-        }
-        self.now = self.now.max(until.min(self.scenario.duration.0));
-    }
-
-    /// Runs events up to virtual time `until`, at most `budget` of them, and returns how many
-    /// ran: the lab's frame loop, where a busy stretch slows the clock rather than the frame.
-    /// The events are those `run_until` runs, in the same order, so the trace hash agrees.
-    pub fn run_until_budget(&mut self, until: Ns, budget: u64) -> u64 {
-        let mut ran = 0;
-        while ran < budget {
-            match self.queue.pop_if(|t, _| t <= until && !self.hung) {
-                Some(next) => {
-                    self.dispatch(next);
-                    ran += 1;
-                }
-                None => {
-                    self.now = self.now.max(until.min(self.scenario.duration.0));
-                    break;
-                }
-            }
-        }
-        ran
-    }
-
-    /// Runs the whole scenario duration, then checks liveness.
-    pub fn run(&mut self) {
-        let keep = self.keep_trace;
-        self.set_keep_trace(false);
-        self.run_until(self.scenario.duration.0);
-        self.keep_trace = keep;
-        self.check_liveness();
-    }
-
-    /// Stops new transactions, lets in-flight work finish and forces the log out.
-    pub fn drain(&mut self) {
-        self.stopping = true;
-        let keep = self.keep_trace;
-        self.set_keep_trace(false);
-        for _ in 0..4 {
-            self.run_quiet();
-            self.xfs_log_force_async(TASK_LOG_WORKER);
-        }
-        self.run_quiet();
-        self.keep_trace = keep;
-    }
-
-    /// Runs every queued event except the periodic log worker.
-    fn run_quiet(&mut self) {
-        loop {
-            let alone = self.queue.len() == 1;
-            let Some(next) = self.queue.pop_if(|_, ev| !(ev == Event::LogWorker && alone)) else { break };
-            self.dispatch(next);
-        }
     }
 
     /// Applies a user command at the current instant.
