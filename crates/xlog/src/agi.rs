@@ -5,7 +5,8 @@
 //! 2 CPUs spend about 42% of their time asleep there (docs/kernel.md).
 //!
 //! Model: the lock is a semaphore handed to its first waiter on release (`up()`), so a woken
-//! waiter holds it while it waits for a CPU.
+//! waiter holds it while it waits for a CPU. Only creates whose work runs inside their
+//! transaction (`tx_work=inside`) take it; an unlink's (`xfs_difree`) is not modelled.
 
 use crate::scenario::{AgiLock, Scenario};
 use crate::sizing::{ag_geometry, SizingInput};
@@ -38,8 +39,11 @@ impl AgiLocks {
         if s.agi_lock == AgiLock::Off {
             return AgiLocks::new(0);
         }
-        let given = (s.agcount > 0).then_some(u64::from(s.agcount));
-        let input = SizingInput { fs_bytes: s.fs_size.0, agcount: given, ..SizingInput::default() };
+        if s.agcount > 0 {
+            return AgiLocks::new(s.agcount);
+        }
+        // Model: a file system mkfs would not make (under 300 MB) gets mkfs's usual 4.
+        let input = SizingInput { fs_bytes: s.fs_size.0, ..SizingInput::default() };
         let ags = ag_geometry(&input, &mut Vec::new()).map_or(4, |g| g.agcount);
         AgiLocks::new(ags.clamp(1, u64::from(u32::MAX)) as u32)
     }

@@ -4,7 +4,8 @@
 //!
 //! By default one run queue serves the pool, first come, first served. With
 //! `cpu_model=kernel` each CPU has its own (`struct rq`), as the kernel does: a task woken with
-//! no CPU idle queues on the CPU its waker runs on (or its own last one), a CPU with nothing
+//! no CPU idle queues on the CPU `sim/sched.rs` names (a push worker its waker's, others their
+//! own last one), a CPU with nothing
 //! queued takes the first task of the longest other queue (`newidle_balance`; no periodic
 //! balancing), and each queue is fair: the next task is the one that has had the least CPU
 //! time, as CFS picks by vruntime, a woken sleeper credited half a slice (CFS's placement;

@@ -333,6 +333,8 @@ impl Sim {
             Event::Aild => self.xfsaild_event(),
             Event::LogWorker => self.log_worker(),
         }
+        // A command or the drain between events wakes no one from a CPU.
+        self.current = None;
         &self.out
     }
 

@@ -8,8 +8,9 @@
 //! EEVDF's base slice goes to the back when someone waits. With `cpu_model=kernel` an O_DSYNC
 //! append's I/O completion worker and xfsaild take CPU time too; a writer keeps its CPU across
 //! its operations as a push worker does (no preemption within its slice); each CPU has its own
-//! fair run queue (`CpuPool`), and a woken task queues on its waker's CPU (`current_cpu`),
-//! else its own last one. The iclog completions take no CPU yet.
+//! fair run queue (`CpuPool`): a push worker woken by `queue_work` from a task on a CPU queues
+//! on that CPU (`current_cpu`), every other woken task on its own last CPU. The iclog
+//! completions take no CPU yet.
 
 use super::tasks::{pusher_of, pusher_task, TASK_XFSAILD};
 use super::Sim;
@@ -110,7 +111,9 @@ impl Sim {
 
     /// Writer `w` thinks again on the CPU it holds: within its slice it runs on (EEVDF does
     /// not preempt a running task within its slice, `RUN_TO_PARITY`); with its slice used up
-    /// and a task waiting, it goes to the back of the run queue and the CPU to the first task.
+    /// and a task waiting on its CPU's queue, it queues again (at the back; with
+    /// `cpu_model=kernel`'s fair queue, by the CPU time it has had) and the CPU goes to the
+    /// first task.
     fn think_on_held_cpu(&mut self, w: TaskId, think: u64) {
         let slice = base_slice(self.cpus.ncpus());
         let wr = &mut self.writers[w as usize];
@@ -178,7 +181,8 @@ impl Sim {
         }
         p.cpu_then = then;
         match p.cpu {
-            // Its slice is used up and a task waits: preempted, to the back of the queue.
+            // Its slice is used up and a task waits: preempted, queued again (at the back, or
+            // by its CPU time in a fair queue).
             Some(cpu) if p.slice_left == 0 && self.cpus.has_runnable(cpu) => {
                 p.cpu = None;
                 self.queue_for_cpu(k, ns, false, cpu);

@@ -181,7 +181,8 @@ impl Sim {
         let (Some(cpu), Some(v)) = (self.cpus.queued_on(task), self.cpus_view()) else { return self.cpu_holders() };
         let holder = v.running.get(cpu as usize).cloned().flatten().map_or("no task".into(), |t| t.to_string());
         let ahead = self.cpus.runnable_ahead(task).unwrap_or(0);
-        format!("{holder} (on CPU {cpu}, whose queue it waits on: {ahead} tasks ahead)")
+        let tasks = if ahead == 1 { "task" } else { "tasks" };
+        format!("{holder} (on CPU {cpu}, whose queue it waits on: {ahead} {tasks} ahead)")
     }
 
     /// The tasks on the CPUs, in words ("writer 3 and xfsaild").
