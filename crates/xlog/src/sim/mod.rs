@@ -15,7 +15,6 @@ mod monitor;
 mod push;
 mod queries;
 mod queue;
-mod report;
 mod run;
 mod sched;
 mod tags;
