@@ -1,10 +1,10 @@
-//! The scenario picker: every preset with its description, grouped (workloads, seed
-//! scenarios, bug zoo); a bug preset has a bug/fixed switch.
+//! The scenario picker: every preset with its description, grouped (workloads, source
+//! threads, bug zoo); a bug preset has a bug/fixed switch.
 
 use xlog::{find_preset_entry, Scenario, PRESETS};
 use yew::prelude::*;
 
-const GROUPS: &[&str] = &["workloads", "seed scenarios", "bug zoo"];
+const GROUPS: &[&str] = &["workloads", "source threads", "bug zoo"];
 
 #[derive(Properties, PartialEq)]
 pub struct PickerProps {

@@ -8,7 +8,7 @@ use crate::palette;
 use crate::workers::{self, Pool};
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::rc::Rc;
 use web_sys::HtmlCanvasElement;
 use xlog::sweep::grid;
@@ -16,15 +16,7 @@ use xlog::SET_KEYS;
 use yew::prelude::*;
 
 /// The metrics the table shows (`loglab sweep`'s default columns).
-const COLUMNS: &[&str] = &[
-    "tx_per_sec",
-    "latency_ms_p50",
-    "latency_ms_p99",
-    "latency_ms_p995",
-    "grant_head_waits",
-    "cil_throttle_waits",
-    "cache_flushes",
-];
+const COLUMNS: &[&str] = xlog::sweep::DEFAULT_COLUMNS;
 /// What the chart can show: the table's columns and the source thread 000 table's bandwidth.
 const CHARTABLE: &[&str] = &[
     "latency_ms_p995",
@@ -62,36 +54,21 @@ impl Sweep {
     fn done(&self) -> usize {
         self.results.iter().filter(|r| r.is_some()).count()
     }
-    /// Row `i` as `loglab sweep --json` prints it: the varied keys, then every metric.
-    fn row_json(&self, i: usize) -> Option<Value> {
-        let mut obj = Map::new();
-        for (k, v) in &self.rows[i] {
-            obj.insert(k.clone(), Value::String(v.clone()));
-        }
-        for (k, v) in self.results[i].as_ref()?.as_object()? {
-            obj.insert(k.clone(), v.clone());
-        }
-        Some(Value::Object(obj))
-    }
+    /// The rows so far, as `loglab sweep --json` prints them (each from the core's `SweepRow`).
     fn json(&self) -> String {
-        let rows: Vec<Value> = (0..self.rows.len()).filter_map(|i| self.row_json(i)).collect();
-        serde_json::to_string(&Value::Array(rows)).unwrap_or_default()
+        let rows: Vec<&Value> = self.results.iter().flatten().collect();
+        serde_json::to_string(&rows).unwrap_or_default()
     }
     fn csv(&self) -> String {
         let Some(first) = self.results.iter().flatten().next().and_then(Value::as_object) else { return String::new() };
         let keys: Vec<&String> = self.vary.iter().map(|(k, _)| k).collect();
-        let metrics: Vec<&String> = first.keys().collect();
+        let metrics: Vec<&String> = first.keys().filter(|k| !keys.contains(k)).collect();
         let mut out = keys.iter().chain(metrics.iter()).map(|s| s.as_str()).collect::<Vec<_>>().join(",") + "\n";
-        for i in 0..self.rows.len() {
-            let Some(Value::Object(m)) = &self.results[i] else { continue };
-            let cells: Vec<String> = self.rows[i]
+        for row in self.results.iter().flatten().filter_map(Value::as_object) {
+            let cells: Vec<String> = keys
                 .iter()
-                .map(|(_, v)| v.clone())
-                .chain(
-                    metrics
-                        .iter()
-                        .map(|k| m.get(*k).map_or(String::new(), |v| v.to_string().trim_matches('"').to_string())),
-                )
+                .chain(metrics.iter())
+                .map(|k| row.get(*k).map_or(String::new(), |v| v.to_string().trim_matches('"').to_string()))
                 .collect();
             out += &(cells.join(",") + "\n");
         }
@@ -99,14 +76,11 @@ impl Sweep {
     }
 }
 
-/// A table cell: `…` until its run answers; a latency of a run where no operation completed
-/// says so, rather than a 0 that reads as instant.
+/// A table cell: `…` until its run answers, then as `loglab sweep` prints it.
 fn cell_text(result: Option<&Value>, column: &str) -> String {
     let Some(v) = result else { return "…".into() };
-    if column.starts_with("latency_") && metric(v, "transactions") == Some(0.0) {
-        return "none completed".into();
-    }
-    metric(v, column).map_or("…".into(), |x| if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.2}") })
+    let done = v.get("transactions").and_then(Value::as_u64).unwrap_or(0);
+    metric(v, column).map_or("…".into(), |x| xlog::sweep::cell_text(column, x, done))
 }
 
 fn metric(v: &Value, k: &str) -> Option<f64> {
@@ -214,11 +188,9 @@ pub fn sweep_panel() -> Html {
         let (lab, k1, v1, k2, v2, sweep, acc, pool) =
             (lab.clone(), k1.clone(), v1.clone(), k2.clone(), v2.clone(), sweep.clone(), acc.clone(), pool.clone());
         Callback::from(move |_: MouseEvent| {
-            let split =
-                |v: &str| v.split(',').map(str::trim).filter(|x| !x.is_empty()).map(str::to_string).collect::<Vec<_>>();
-            let mut vary = vec![((*k1).clone(), split(&v1))];
+            let mut vary = vec![((*k1).clone(), xlog::sweep::values(&v1))];
             if !k2.is_empty() {
-                vary.push(((*k2).clone(), split(&v2)));
+                vary.push(((*k2).clone(), xlog::sweep::values(&v2)));
             }
             let fail = |e: String| sweep.set(Some(Rc::new(Sweep { error: Some(e), ..Sweep::default() })));
             if let Some((k, _)) = vary.iter().find(|(_, v)| v.is_empty()) {
@@ -230,7 +202,14 @@ pub fn sweep_panel() -> Html {
                 Ok(s) => s,
                 Err(e) => return fail(e),
             };
-            let jobs: Vec<String> = scenarios.iter().map(|s| serde_json::to_string(s).unwrap_or_default()).collect();
+            let jobs: Vec<String> = rows
+                .iter()
+                .zip(scenarios)
+                .map(|(cell, scenario)| {
+                    serde_json::to_string(&crate::sweep_job::SweepJob { cell: cell.clone(), scenario })
+                        .unwrap_or_default()
+                })
+                .collect();
             *acc.borrow_mut() = Sweep { results: vec![None; rows.len()], vary, rows, ..Sweep::default() };
             let (sw, acc2) = (sweep.clone(), acc.clone());
             let on_result = Callback::from(move |(i, answer): (usize, String)| {

@@ -4,9 +4,10 @@ use crate::progress::Progress;
 use crate::ScenarioArgs;
 use clap::Args;
 use rayon::prelude::*;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
-use xlog::{Shard, Sim};
+use xlog::sweep::SweepRow;
+use xlog::Shard;
 
 #[derive(Args)]
 pub struct SweepArgs {
@@ -20,11 +21,7 @@ pub struct SweepArgs {
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Metrics shown as table columns (JSON output always has all of them).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "tx_per_sec,latency_ms_p50,latency_ms_p99,latency_ms_p995,grant_head_waits,cil_throttle_waits,cache_flushes"
-    )]
+    #[arg(long, value_delimiter = ',', default_values = xlog::sweep::DEFAULT_COLUMNS)]
     pub columns: Vec<String>,
     #[arg(long)]
     pub json: bool,
@@ -52,26 +49,15 @@ pub fn run(a: &SweepArgs) -> Result<(), String> {
     let results: Vec<Result<Value, String>> = pool.install(|| {
         mine.par_iter()
             .map(|&i| {
-                let mut sim = Sim::new(&scenarios[i])?;
-                sim.run();
-                let v = serde_json::to_value(sim.metrics()).map_err(|e| e.to_string());
+                let m = xlog::sweep::run_cell(&scenarios[i])?;
+                let row = serde_json::to_value(SweepRow::new(&rows[i], &m)).map_err(|e| e.to_string());
                 bar.set(finished.fetch_add(1, Ordering::Relaxed) + 1, mine.len() as u64);
-                v
+                row
             })
             .collect()
     });
     bar.finish();
-    let mut out = Vec::new();
-    for (&i, m) in mine.iter().zip(results) {
-        let mut obj = Map::new();
-        for (k, v) in &rows[i] {
-            obj.insert(k.clone(), json!(v));
-        }
-        for (k, v) in m?.as_object().expect("metrics are an object") {
-            obj.insert(k.clone(), v.clone());
-        }
-        out.push(Value::Object(obj));
-    }
+    let out = results.into_iter().collect::<Result<Vec<Value>, String>>()?;
     if let Some(shard) = shard {
         let doc = json!({
             "loglab_shard": {
@@ -93,12 +79,14 @@ pub fn run(a: &SweepArgs) -> Result<(), String> {
     if let Some(bad) = a.columns.iter().find(|c| out[0].get(c.as_str()).is_none()) {
         return Err(format!("--columns: '{bad}' is not a metric"));
     }
-    let cell = |v: &Value| match v {
+    let cell = |o: &Value, k: &str| match &o[k] {
         Value::String(s) => s.clone(),
-        Value::Number(n) if n.is_f64() => format!("{:.2}", n.as_f64().unwrap_or(0.0)),
+        Value::Number(n) => {
+            xlog::sweep::cell_text(k, n.as_f64().unwrap_or(0.0), o["transactions"].as_u64().unwrap_or(0))
+        }
         other => other.to_string(),
     };
-    let table: Vec<Vec<String>> = out.iter().map(|o| keys.iter().map(|k| cell(&o[k])).collect()).collect();
+    let table: Vec<Vec<String>> = out.iter().map(|o| keys.iter().map(|k| cell(o, k)).collect()).collect();
     let widths: Vec<usize> = keys
         .iter()
         .enumerate()

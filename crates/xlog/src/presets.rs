@@ -36,13 +36,13 @@ impl Preset {
             .map(|&(_, speed_ns, metric, headline)| PlayHint { speed_ns, metric, headline })
             .unwrap_or(PlayHint { speed_ns: 10 * NS_PER_US, metric: "transactions", headline: "the first transaction" })
     }
-    /// Which list a picker shows it in: "bug zoo" (historic bugs with their fixes), "seed
-    /// scenarios" (the source threads' experiments) or "workloads".
+    /// Which list a picker shows it in: "bug zoo" (historic bugs with their fixes), "source
+    /// threads" (the source threads' experiments) or "workloads".
     pub fn group(&self) -> &'static str {
         if self.is_bug() {
             "bug zoo"
-        } else if self.about.starts_with("seed ") {
-            "seed scenarios"
+        } else if self.about.starts_with("source thread ") {
+            "source threads"
         } else {
             "workloads"
         }
@@ -567,6 +567,19 @@ pub fn find_preset_entry(name: &str) -> Result<&'static Preset, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pickers_three_groups_each_hold_their_presets() {
+        let group = |name: &str| find_preset_entry(name).unwrap().group();
+        assert_eq!(group("seed-log-size"), "source threads");
+        assert_eq!(group("fsync-heavy"), "workloads");
+        for g in ["workloads", "source threads", "bug zoo"] {
+            assert!(PRESETS.iter().any(|p| p.group() == g), "no preset in {g}");
+        }
+        for p in PRESETS.iter().filter(|p| p.about.starts_with("source thread ") && !p.is_bug()) {
+            assert_eq!(p.group(), "source threads", "{}", p.name);
+        }
+    }
 
     #[test]
     fn every_preset_has_a_play_hint_at_a_speed_of_play() {

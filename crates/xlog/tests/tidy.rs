@@ -74,7 +74,7 @@ const LAYERS: &[&[&str]] = &[
     &["units", "crc", "shard", "changes"],
     &["scenario"],
     &["format", "layout", "presets", "sectors"],
-    &["geometry", "url", "sweep"],
+    &["geometry", "url"],
     // Leaf modules: each models one kernel structure or device.
     &[
         "device",
@@ -97,7 +97,7 @@ const LAYERS: &[&[&str]] = &[
     // The one wiring module.
     &["sim"],
     // What runs on a simulation's results: recovery, the oracle, the crash explorer, printers.
-    &["recovery", "oracle", "crash", "tracefmt", "links", "moment"],
+    &["recovery", "oracle", "crash", "tracefmt", "links", "moment", "sweep"],
     &["lib"],
 ];
 
