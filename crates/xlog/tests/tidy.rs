@@ -184,11 +184,15 @@ const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("cpupool.rs", "CpuPool"),
     ("agi.rs", "AgiLocks"),
     ("device/mod.rs", "Device"),
+    ("sim/writer.rs", "Writer"),
+    ("sim/push.rs", "Pusher"),
 ];
 
-/// The fields of `pub struct name` in `text` that are visible outside its module.
+/// The fields of `pub struct name` (or `pub(crate)`) in `text` that are visible outside its
+/// module.
 fn public_fields(text: &str, name: &str) -> Option<Vec<String>> {
-    let start = text.find(&format!("pub struct {name} {{"))?;
+    let start =
+        text.find(&format!("pub struct {name} {{")).or_else(|| text.find(&format!("pub(crate) struct {name} {{")))?;
     let body = &text[start..];
     let body = &body[..body.find("\n}")?];
     Some(

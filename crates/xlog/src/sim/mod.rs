@@ -180,7 +180,7 @@ impl Sim {
                 let base = SHARED_ITEMS + w * per_writer;
                 let mut wr = writer::Writer::new((base..base + per_writer).collect());
                 // Threads start spread over the CPUs, one each while there are enough.
-                wr.cpu = w % writer::commit_cpus(scenario) as u32;
+                wr.set_task_cpu(w % writer::commit_cpus(scenario) as u32);
                 wr
             })
             .collect();
@@ -404,7 +404,7 @@ impl Sim {
     /// Where writer `w`'s file data block lives on the data device.
     /// Where writer `w`'s current fsync's data goes.
     pub fn data_daddr(&self, w: u32) -> u64 {
-        let version = self.writers[w as usize].data_version;
+        let version = self.writers[w as usize].data_version();
         layout::data_daddr(&self.scenario, self.geo.log_bb, self.items.len() as u64, w, version)
     }
 }

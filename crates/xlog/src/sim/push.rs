@@ -123,30 +123,89 @@ pub(crate) enum Phase {
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Pusher {
-    pub state: PushState,
-    pub seq: u64,
-    pub cursor: Cursor,
-    pub phase: Phase,
-    pub preflush_tail: Lsn,
-    pub iclogs_used: u32,
-    pub commit_stable: bool,
+    state: PushState,
+    seq: u64,
+    cursor: Cursor,
+    phase: Phase,
+    preflush_tail: Lsn,
+    iclogs_used: u32,
+    commit_stable: bool,
     /// When this worker began its current run of the push work (`workqueue_execute_start`).
-    pub run_start_ns: Ns,
+    run_start_ns: Ns,
     /// Since when it has been in `state`.
-    pub state_since: Ns,
+    state_since: Ns,
     /// Which push work it runs, in the order they were queued (`flush_workqueue`), and when
     /// that work was queued (`queue_work`).
-    pub work_idx: u64,
-    pub queued_at: Ns,
+    work_idx: u64,
+    queued_at: Ns,
     /// The CPU of the pool it runs on (`cpus`), what is left of its slice there, and whether
     /// it waits runnable for one.
-    pub cpu: Option<u32>,
-    pub slice_left: Ns,
-    pub cpu_queued: bool,
-    pub(super) cpu_then: CpuThen,
+    cpu: Option<u32>,
+    slice_left: Ns,
+    cpu_queued: bool,
+    cpu_then: CpuThen,
     /// `cpu_model=kernel`: the CPU whose run queue it joins when woken with none idle: its
     /// waker's (`queue_work` from a task on a CPU), else the last it ran on.
-    pub wake_cpu: u32,
+    wake_cpu: u32,
+}
+
+impl Pusher {
+    pub fn state(&self) -> PushState {
+        self.state
+    }
+    /// Since when it has been in its state.
+    pub fn state_since(&self) -> Ns {
+        self.state_since
+    }
+    /// When it began its current run of the push work.
+    pub fn run_start_ns(&self) -> Ns {
+        self.run_start_ns
+    }
+    /// The CPU it runs on, if it holds one.
+    pub fn cpu(&self) -> Option<u32> {
+        self.cpu
+    }
+    /// It waits runnable for a CPU.
+    pub fn cpu_queued(&self) -> bool {
+        self.cpu_queued
+    }
+    /// The CPU whose run queue it joins when woken with none idle.
+    pub fn wake_cpu(&self) -> u32 {
+        self.wake_cpu
+    }
+    /// Its slice on the CPU it holds is used up.
+    pub fn slice_used_up(&self) -> bool {
+        self.slice_left == 0
+    }
+
+    /// What it does when its CPU time ends.
+    pub fn set_cpu_then(&mut self, then: CpuThen) {
+        self.cpu_then = then;
+    }
+    /// Runs `ns` more on the CPU it holds: a fresh slice if the last one was used up.
+    pub fn run_in_slice(&mut self, slice: Ns, ns: Ns) {
+        if self.slice_left == 0 {
+            self.slice_left = slice;
+        }
+        self.slice_left = self.slice_left.saturating_sub(ns);
+    }
+    /// Gives up its CPU (preempted, or asleep): answers the CPU given up.
+    pub fn put_prev_task(&mut self) -> Option<u32> {
+        self.cpu.take()
+    }
+    /// Queued runnable for a CPU.
+    pub fn enqueue(&mut self) {
+        self.cpu_queued = true;
+    }
+    /// Put on `cpu` at `now` to run `ns` with a fresh slice. Answers how long it waited
+    /// runnable (if it did) and what to do when its CPU time ends.
+    pub fn set_next_task(&mut self, cpu: u32, slice: Ns, ns: Ns, now: Ns) -> (Option<Ns>, CpuThen) {
+        let waited = std::mem::take(&mut self.cpu_queued).then(|| now - std::mem::replace(&mut self.state_since, now));
+        self.cpu = Some(cpu);
+        self.wake_cpu = cpu;
+        self.slice_left = slice.saturating_sub(ns);
+        (waited, self.cpu_then)
+    }
 }
 
 impl Sim {

@@ -13,10 +13,10 @@ use crate::units::{Ns, NS_PER_SEC};
 
 impl Sim {
     pub fn writer_state(&self, w: u32) -> Option<WriterState> {
-        self.writers.get(w as usize).map(|wr| wr.state)
+        self.writers.get(w as usize).map(|wr| wr.state())
     }
     pub fn pusher_state(&self, k: u32) -> Option<PushState> {
-        self.pushers.get(k as usize).map(|p| p.state)
+        self.pushers.get(k as usize).map(|p| p.state())
     }
     /// Events processed so far (cheap; `metrics()` computes quantiles).
     pub fn events(&self) -> u64 {
@@ -119,7 +119,7 @@ impl Sim {
             + self.history.base.len() as u64 * 64;
         // A BTreeMap entry: key, Arc and presence bits, with node overhead.
         let page_tables = self.devs.iter().map(|d| d.stable().pages() as u64 * 48).sum::<u64>();
-        let dirs = self.writers.iter().map(|w| w.dir.approx_bytes()).sum::<u64>();
+        let dirs = self.writers.iter().map(|w| w.dir().approx_bytes()).sum::<u64>();
         items + iclogs + cache + history + page_tables + dirs
     }
 

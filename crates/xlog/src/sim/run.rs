@@ -82,7 +82,7 @@ impl Sim {
     }
 
     fn any_writer_blocked(&self) -> bool {
-        self.writers.iter().any(|w| w.state.is_blocked())
+        self.writers.iter().any(|w| w.state().is_blocked())
     }
 
     /// Requests the devices have taken so far, counting those still in flight.
@@ -233,8 +233,8 @@ impl Sim {
         self.writers
             .iter()
             .enumerate()
-            .filter(|(_, w)| w.state.is_blocked())
-            .map(|(i, w)| (i as TaskId, self.now - w.tx_start))
+            .filter(|(_, w)| w.state().is_blocked())
+            .map(|(i, w)| (i as TaskId, self.now - w.tx_start()))
             .max_by_key(|&(i, w)| (w, std::cmp::Reverse(i)))
     }
 

@@ -45,15 +45,16 @@ impl Sim {
     /// tasks queued before it.
     pub(super) fn think_on_cpu(&mut self, w: TaskId, think: u64) {
         if !self.cpus.enabled() {
-            self.writers[w as usize].cpu = w;
+            self.writers[w as usize].set_task_cpu(w);
             return self.wake_at(self.now + think, w);
         }
-        if std::mem::take(&mut self.writers[w as usize].holding) {
+        if self.writers[w as usize].take_holding() {
             return self.think_on_held_cpu(w, think);
         }
-        match self.cpus.select_idle_cpu(self.writers[w as usize].cpu) {
+        let last = self.writers[w as usize].task_cpu();
+        match self.cpus.select_idle_cpu(last) {
             Some(cpu) => self.run_on(cpu, w, think),
-            None => self.cpus.enqueue_wakeup(w, think, self.writers[w as usize].cpu),
+            None => self.cpus.enqueue_wakeup(w, think, last),
         }
     }
 
@@ -61,10 +62,11 @@ impl Sim {
     /// an idle CPU, the writer's last when idle, else runnable in front of the writers, behind
     /// the kernel workers woken before it (EEVDF places a woken sleeper with its lag).
     pub(super) fn kworker_on_cpu(&mut self, w: TaskId, ns: Ns) {
-        self.writers[w as usize].ioend_woke = self.now;
-        match self.cpus.select_idle_cpu(self.writers[w as usize].cpu) {
+        self.writers[w as usize].ioend_wakeup(self.now);
+        let last = self.writers[w as usize].task_cpu();
+        match self.cpus.select_idle_cpu(last) {
             Some(cpu) => self.run_on(cpu, w, ns),
-            None => self.kworker_runnable(w, ns, self.writers[w as usize].cpu),
+            None => self.kworker_runnable(w, ns, last),
         }
     }
 
@@ -73,7 +75,7 @@ impl Sim {
     /// before it (with `cpu_model=kernel`, on `cpu`'s queue, placed as any woken sleeper).
     pub(super) fn kworker_runnable(&mut self, t: TaskId, ns: Ns, cpu: u32) {
         let writers = &self.writers;
-        let kworker = |t: TaskId| t == TASK_XFSAILD || writers.get(t as usize).is_some_and(|wr| wr.ioend_ran);
+        let kworker = |t: TaskId| t == TASK_XFSAILD || writers.get(t as usize).is_some_and(|wr| wr.ioend_ran());
         self.cpus.enqueue_woken(t, ns, cpu, |t| pusher_of(t).is_some() || kworker(t));
     }
 
@@ -81,9 +83,9 @@ impl Sim {
     pub(super) fn current_cpu(&self) -> Option<u32> {
         let t = self.current?;
         match pusher_of(t) {
-            Some(k) => self.pushers[k as usize].cpu,
+            Some(k) => self.pushers[k as usize].cpu(),
             None if t == TASK_XFSAILD => self.aild.cpu(),
-            None => self.writers.get(t as usize).filter(|wr| wr.on_cpu).map(|wr| wr.cpu),
+            None => self.writers.get(t as usize).and_then(|wr| wr.on_cpu()),
         }
     }
 
@@ -97,16 +99,9 @@ impl Sim {
     /// in the model) until it thinks again or sleeps (`writer_cpu_settle`).
     pub(super) fn think_done(&mut self, w: TaskId) {
         let kernel = self.kernel_threads_on_cpus();
-        let wr = &mut self.writers[w as usize];
-        if !wr.on_cpu {
-            return;
+        if let Some(cpu) = self.writers[w as usize].put_prev_task(kernel) {
+            self.cpu_release(cpu);
         }
-        if kernel {
-            wr.holding = true;
-            return;
-        }
-        wr.on_cpu = false;
-        self.cpu_release(self.writers[w as usize].cpu);
     }
 
     /// Writer `w` thinks again on the CPU it holds: within its slice it runs on (EEVDF does
@@ -117,16 +112,12 @@ impl Sim {
     fn think_on_held_cpu(&mut self, w: TaskId, think: u64) {
         let slice = base_slice(self.cpus.ncpus());
         let wr = &mut self.writers[w as usize];
-        if wr.slice_left == 0 && self.cpus.has_runnable(wr.cpu) {
-            wr.on_cpu = false;
-            let cpu = wr.cpu;
+        if wr.slice_used_up() && self.cpus.has_runnable(wr.task_cpu()) {
+            let cpu = wr.yield_cpu();
             self.cpus.enqueue_task(w, think, cpu);
             return self.cpu_release(cpu);
         }
-        if wr.slice_left == 0 {
-            wr.slice_left = slice;
-        }
-        wr.slice_left = wr.slice_left.saturating_sub(think);
+        wr.run_in_slice(slice, think);
         self.cpus.charge(w, think);
         self.wake_at(self.now + think, w);
     }
@@ -135,25 +126,19 @@ impl Sim {
     /// it held, it sleeps (or has stopped) and gives the CPU back. A writer about to start its
     /// next transaction at this instant (`Thinking`) keeps it.
     pub(super) fn writer_cpu_settle(&mut self, w: TaskId) {
-        let wr = &mut self.writers[w as usize];
-        if !wr.holding || wr.state == super::WriterState::Thinking {
-            return;
+        if let Some(cpu) = self.writers[w as usize].settle_cpu() {
+            self.cpu_release(cpu);
         }
-        wr.holding = false;
-        wr.on_cpu = false;
-        self.cpu_release(self.writers[w as usize].cpu);
     }
 
     fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
         let slice = base_slice(self.cpus.ncpus());
         let wr = &mut self.writers[w as usize];
-        wr.slice_left = slice.saturating_sub(think);
-        if wr.ioend_ran {
+        if wr.ioend_ran() {
             self.counters.ioend_time_ns[0] += think;
-            self.counters.ioend_time_ns[1] += self.now - wr.ioend_woke;
+            self.counters.ioend_time_ns[1] += self.now - wr.ioend_woke();
         }
-        wr.on_cpu = true;
-        wr.cpu = cpu;
+        wr.set_next_task(cpu, slice, think);
         self.cpus.charge(w, think);
         self.wake_at(self.now + think, w);
     }
@@ -176,37 +161,33 @@ impl Sim {
             return self.push_cpu_done_at(k, self.now + ns, then);
         }
         let p = &mut self.pushers[k as usize];
-        if p.cpu_queued {
+        if p.cpu_queued() {
             return;
         }
-        p.cpu_then = then;
-        match p.cpu {
+        p.set_cpu_then(then);
+        match p.cpu() {
             // Its slice is used up and a task waits: preempted, queued again (at the back, or
             // by its CPU time in a fair queue).
-            Some(cpu) if p.slice_left == 0 && self.cpus.has_runnable(cpu) => {
-                p.cpu = None;
+            Some(cpu) if p.slice_used_up() && self.cpus.has_runnable(cpu) => {
+                p.put_prev_task();
                 self.queue_for_cpu(k, ns, false, cpu);
                 self.cpu_release(cpu);
             }
             Some(_) => {
-                if p.slice_left == 0 {
-                    p.slice_left = base_slice(self.cpus.ncpus());
-                }
-                p.slice_left = p.slice_left.saturating_sub(ns);
+                p.run_in_slice(base_slice(self.cpus.ncpus()), ns);
                 self.cpus.charge(pusher_task(k), ns);
                 self.push_cpu_done_at(k, self.now + ns, then);
             }
             None => match self.cpus.take_idle_cpu() {
                 Some(cpu) => self.push_granted(k, cpu, ns),
-                None => self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu),
+                None => self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu()),
             },
         }
     }
 
     /// Whether push worker `k` must first get a CPU before it goes on from a sleep.
     pub(super) fn push_needs_cpu(&self, k: u32) -> bool {
-        let p = &self.pushers[k as usize];
-        self.cpus.enabled() && p.cpu.is_none()
+        self.cpus.enabled() && self.pushers[k as usize].cpu().is_none()
     }
 
     /// Push worker `k` waits runnable on `cpu`'s queue (the pool's one by default): at the
@@ -214,7 +195,7 @@ impl Sim {
     fn queue_for_cpu(&mut self, k: u32, ns: Ns, woken: bool, cpu: u32) {
         // The time it waits runnable is its own bucket, not its state's.
         self.account_push_time(k as usize);
-        self.pushers[k as usize].cpu_queued = true;
+        self.pushers[k as usize].enqueue();
         if woken {
             // Behind the kernel threads woken before it.
             self.kworker_runnable(pusher_task(k), ns, cpu);
@@ -225,15 +206,10 @@ impl Sim {
 
     fn push_granted(&mut self, k: u32, cpu: u32, ns: Ns) {
         let slice = base_slice(self.cpus.ncpus());
-        let p = &mut self.pushers[k as usize];
-        if std::mem::take(&mut p.cpu_queued) {
-            self.counters.push_time_ns[RUNNABLE] += self.now - p.state_since;
-            p.state_since = self.now;
+        let (waited, then) = self.pushers[k as usize].set_next_task(cpu, slice, ns, self.now);
+        if let Some(waited) = waited {
+            self.counters.push_time_ns[RUNNABLE] += waited;
         }
-        p.cpu = Some(cpu);
-        p.wake_cpu = cpu;
-        p.slice_left = slice.saturating_sub(ns);
-        let then = p.cpu_then;
         self.cpus.charge(pusher_task(k), ns);
         self.push_cpu_done_at(k, self.now + ns, then);
     }
@@ -247,7 +223,7 @@ impl Sim {
 
     /// Push worker `k` sleeps (or has finished): its CPU goes to the next task.
     pub(super) fn push_cpu_release(&mut self, k: u32) {
-        if let Some(cpu) = self.pushers[k as usize].cpu.take() {
+        if let Some(cpu) = self.pushers[k as usize].put_prev_task() {
             self.cpu_release(cpu);
         }
     }

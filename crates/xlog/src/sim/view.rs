@@ -82,8 +82,8 @@ impl Sim {
             cil_blocking_limit: xlog_cil_blocking_space_limit(&self.geo),
             cil_throttle_depth: self.cil.push_waiters().len() as u32,
             checkpoints_committing: self.cil.committing().len() as u32,
-            writer_states: self.writers.iter().map(|w| w.state).collect(),
-            pusher_states: self.pushers.iter().map(|p| p.state).collect(),
+            writer_states: self.writers.iter().map(|w| w.state()).collect(),
+            pusher_states: self.pushers.iter().map(|p| p.state()).collect(),
             cpus: self.cpus_view(),
             transactions: self.counters.transactions,
             events: self.counters.events,
@@ -135,7 +135,7 @@ impl Sim {
         match super::tasks::pusher_of(t) {
             Some(k) => CpuTask::PushWorker(k),
             None if t == super::tasks::TASK_XFSAILD => CpuTask::Xfsaild,
-            None if self.writers.get(t as usize).is_some_and(|w| w.ioend_ran) => CpuTask::IoEnd(t),
+            None if self.writers.get(t as usize).is_some_and(|w| w.ioend_ran()) => CpuTask::IoEnd(t),
             None => CpuTask::Writer(t),
         }
     }
@@ -152,11 +152,11 @@ impl Sim {
                 *slot = Some(t);
             }
         };
-        for (w, wr) in self.writers.iter().enumerate().filter(|(_, wr)| wr.on_cpu) {
-            put(wr.cpu, self.cpu_task(w as TaskId));
+        for (w, cpu) in self.writers.iter().enumerate().filter_map(|(w, wr)| Some((w, wr.on_cpu()?))) {
+            put(cpu, self.cpu_task(w as TaskId));
         }
         for (k, p) in self.pushers.iter().enumerate() {
-            if let Some(cpu) = p.cpu {
+            if let Some(cpu) = p.cpu() {
                 put(cpu, CpuTask::PushWorker(k as u32));
             }
         }
@@ -433,9 +433,9 @@ impl Sim {
         let l = &self.log;
         let cks = &self.history.checkpoints;
         let in_tx =
-            self.writers.iter().filter(|w| matches!(w.state, WriterState::TxWork | WriterState::MetaRead { .. }));
-        let in_transactions = in_tx
-            .fold((0, 0), |(n, bytes), w| (n + 1, bytes + w.ticket.as_ref().map_or(0, |t| t.reserve_need() as u64)));
+            self.writers.iter().filter(|w| matches!(w.state(), WriterState::TxWork | WriterState::MetaRead { .. }));
+        let in_transactions =
+            in_tx.fold((0, 0), |(n, bytes), w| (n + 1, bytes + w.ticket().map_or(0, |t| t.reserve_need() as u64)));
         LogSpaceView {
             in_transactions,
             log_bb: self.geo.log_bb,
@@ -500,11 +500,11 @@ impl Sim {
                     commit_lsn: x.commit_lsn(),
                 })
                 .collect(),
-            pushers: self.pushers.iter().map(|p| p.state).collect(),
+            pushers: self.pushers.iter().map(|p| p.state()).collect(),
             pusher_running_ns: self
                 .pushers
                 .iter()
-                .map(|p| if p.state == PushState::Idle { 0 } else { self.now - p.run_start_ns })
+                .map(|p| if p.state() == PushState::Idle { 0 } else { self.now - p.run_start_ns() })
                 .collect(),
             push_queued_ns: self.cil_wq.pending_since().map(|at| self.now - at),
             push_dispatch_max_ns: self.counters.push_dispatch_ns.max(),
@@ -512,14 +512,14 @@ impl Sim {
             push_time_ns: {
                 let mut t = self.counters.push_time_ns;
                 for p in &self.pushers {
-                    let bucket = if p.cpu_queued { Some(super::sched::RUNNABLE) } else { p.state.time_bucket() };
+                    let bucket = if p.cpu_queued() { Some(super::sched::RUNNABLE) } else { p.state().time_bucket() };
                     if let Some(b) = bucket {
-                        t[b] += self.now - p.state_since;
+                        t[b] += self.now - p.state_since();
                     }
                 }
                 t
             },
-            pushers_runnable: self.pushers.iter().map(|p| p.cpu_queued).collect(),
+            pushers_runnable: self.pushers.iter().map(|p| p.cpu_queued()).collect(),
         }
     }
 
@@ -592,8 +592,8 @@ impl Sim {
 
     pub fn tasks_view(&self) -> TasksView {
         TasksView {
-            writers: self.writers.iter().map(|w| w.state).collect(),
-            pushers: self.pushers.iter().map(|p| p.state).collect(),
+            writers: self.writers.iter().map(|w| w.state()).collect(),
+            pushers: self.pushers.iter().map(|p| p.state()).collect(),
             xfsaild_idle: self.aild.idle(),
         }
     }

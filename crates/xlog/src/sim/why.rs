@@ -14,11 +14,11 @@ impl Sim {
     pub fn why_blocked(&self, w: TaskId) -> Vec<String> {
         let Some(wr) = self.writers.get(w as usize) else { return Vec::new() };
         let mut why = Vec::new();
-        match wr.state {
+        match wr.state() {
             WriterState::Stopped => {}
             WriterState::Thinking | WriterState::TxWork => {
                 if let Some(ahead) = self.cpus.runnable_ahead(w) {
-                    let running = if self.pushers.iter().any(|p| p.cpu.is_some()) {
+                    let running = if self.pushers.iter().any(|p| p.cpu().is_some()) {
                         "other writers' creates and the CIL push work"
                     } else {
                         "other writers' creates"
@@ -28,8 +28,8 @@ impl Sim {
                         self.cpus.ncpus()
                     ));
                     why.push(format!("on the CPUs now: {}", self.cpu_holders()));
-                    if wr.state == WriterState::TxWork {
-                        let held = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
+                    if wr.state() == WriterState::TxWork {
+                        let held = wr.ticket().map_or(0, |t| t.reserve_need());
                         why.push(format!(
                             "inside its transaction: it holds its log reservation ({} KiB) while it waits",
                             held / 1024
@@ -50,14 +50,14 @@ impl Sim {
                     "xfs_buf_lock on AG {ag}'s AGI (xfs_dialloc): held by {holder} until its create commits; {} waiting",
                     self.agi.waiting(ag)
                 ));
-                let held = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
+                let held = wr.ticket().map_or(0, |t| t.reserve_need());
                 why.push(format!(
                     "inside its transaction: it holds its log reservation ({} KiB) while it waits",
                     held / 1024
                 ));
             }
             WriterState::GrantWait => {
-                let need = wr.ticket.as_ref().map_or(0, |t| t.reserve_need());
+                let need = wr.ticket().map_or(0, |t| t.reserve_need());
                 let ahead = self.log.reserve_waiters().iter().take_while(|g| g.task != w).count();
                 why.push(format!(
                     "xlog_grant_head_wait on the reserve grant head: needs {} KiB, {} KiB free, {ahead} tasks ahead (FIFO)",
@@ -91,7 +91,7 @@ impl Sim {
                 self.why_push(&mut why);
             }
             WriterState::CommitWait => {
-                why.push(format!("xc_commit_wait: checkpoint {}'s commit record is not written yet", wr.seq));
+                why.push(format!("xc_commit_wait: checkpoint {}'s commit record is not written yet", wr.seq()));
                 self.why_push(&mut why);
             }
             WriterState::PrevWait { iclog } => {
@@ -107,7 +107,7 @@ impl Sim {
             WriterState::MetaRead { left } => {
                 why.push(format!("reading a metadata block with the reservation held ({left} more after this)"))
             }
-            WriterState::DataWrite if wr.ioend_ran => {
+            WriterState::DataWrite if wr.ioend_ran() => {
                 why.push("O_DSYNC write: the append is written; its I/O completion (xfs_end_io, cpu_model=kernel) runs on a CPU or waits for one before it logs the written extent".into());
                 if let Some(ahead) = self.cpus.runnable_ahead(w) {
                     why.push(format!(
@@ -179,15 +179,15 @@ impl Sim {
             .pushers
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.state != PushState::Idle)
+            .filter(|(_, p)| p.state() != PushState::Idle)
             .flat_map(|(k, p)| {
-                let runnable = p.cpu_queued.then(|| {
+                let runnable = p.cpu_queued().then(|| {
                     format!(
                         "push worker {k} is runnable, waiting for a CPU held by {}",
                         self.cpu_holders_for(pusher_task(k as u32))
                     )
                 });
-                std::iter::once(format!("push worker {k}: {}", p.state.describe())).chain(runnable)
+                std::iter::once(format!("push worker {k}: {}", p.state().describe())).chain(runnable)
             })
             .collect();
         if busy.is_empty() {

@@ -1,6 +1,6 @@
 //! Workloads (SPEC.md §9): which items a writer's next transaction dirties, and how.
 
-use super::dir::{BlockSource, Dir};
+use super::dir::BlockSource;
 use super::Sim;
 use crate::cil::ItemKind;
 use crate::format::{BUF_CHUNKS, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR};
@@ -104,11 +104,7 @@ impl Sim {
     }
 
     fn hot_item(&mut self, w: TaskId) -> u32 {
-        let wr = &mut self.writers[w as usize];
-        let hot = (self.scenario.tx_items as usize * 4).min(wr.items.len()).max(1);
-        let id = wr.items[wr.next_item % hot];
-        wr.next_item += 1;
-        id
+        self.writers[w as usize].next_hot_item(self.scenario.tx_items as usize * 4)
     }
 
     /// A new metadata item of `kind` while the metadata area has room and the run is under
@@ -200,23 +196,19 @@ impl Sim {
         }
         let (n, chunks) = (self.scenario.tx_items, self.scenario.tx_chunks);
         let wr = &self.writers[w as usize];
-        let (tx, pool_len) = (wr.tx_count, wr.items.len());
+        let (tx, pool_len) = (wr.tx_count(), wr.items().len());
         let hot = (n as usize * 4).min(pool_len).max(1);
         self.new_inode(w, hot, out);
         // The writer's pool: its directory's inode, the inobt leaf, then the directory's
         // first blocks.
-        let wr = &mut self.writers[w as usize];
-        if wr.dir.is_new() && hot > 2 {
-            wr.dir = Dir::new(wr.items[2..hot].to_vec());
-        }
-        let mut dir = std::mem::take(&mut wr.dir);
+        let mut dir = self.writers[w as usize].take_dir(hot);
         let name = format!("f{tx}");
         let mut dirty = Vec::with_capacity(8);
         let added = dir.add(name.as_bytes(), self, &mut dirty);
         let blocks = dir.block_count() as u32;
-        self.writers[w as usize].dir = dir;
+        self.writers[w as usize].put_dir(dir);
         if added {
-            let pool = &self.writers[w as usize].items;
+            let pool = self.writers[w as usize].items();
             // Its data fork: an extent per block, or a bmap btree root once they overflow
             // the inode's literal area (88 bytes logged, as the kernel does).
             let data_fork = if blocks * 16 <= INODE_LITERAL { blocks * 16 } else { BMBT_ROOT };
@@ -226,7 +218,7 @@ impl Sim {
         // (16 bytes per 64 inodes after the btree block header).
         out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
         if pool_len > 1 {
-            let inobt = self.writers[w as usize].items[1];
+            let inobt = self.writers[w as usize].items()[1];
             let rec = 56 + 16 * ((tx / 64) % 252) as u32;
             dirty.push((inobt, 1 << (rec / 128)));
         }
@@ -245,10 +237,10 @@ impl Sim {
     /// so one block is never both an inode and a buffer.
     fn new_inode(&mut self, w: TaskId, hot: usize, out: &mut Vec<(u32, ItemKind)>) {
         let wr = &self.writers[w as usize];
-        let (tx, pool_len) = (wr.tx_count, wr.items.len());
+        let (tx, pool_len) = (wr.tx_count(), wr.items().len());
         let fresh = match self.alloc_item() {
             Some(id) => Some(id),
-            None if pool_len > hot => Some(self.writers[w as usize].items[hot + tx as usize % (pool_len - hot)]),
+            None if pool_len > hot => Some(self.writers[w as usize].items()[hot + tx as usize % (pool_len - hot)]),
             None => None,
         };
         if let Some(fresh) = fresh {
@@ -261,7 +253,7 @@ impl Sim {
     fn create_changes_chunk(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
         let (n, chunks) = (self.scenario.tx_items, self.scenario.tx_chunks);
         let wr = &self.writers[w as usize];
-        let (tx, pool_len, dir) = (wr.tx_count, wr.items.len(), wr.items[0]);
+        let (tx, pool_len, dir) = (wr.tx_count(), wr.items().len(), wr.items()[0]);
         let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
         out.push((dir, ItemKind::Buf { dirty: dir_chunk }));
         let hot = (n as usize * 4).min(pool_len).max(1);
@@ -279,8 +271,8 @@ impl Sim {
     /// (header only). Both make CIL space used go backwards; the working set stays fixed.
     fn remove_changes(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
         let wr = &self.writers[w as usize];
-        let (tx, pool_len) = (wr.tx_count, wr.items.len());
-        let pool = |s: &Sim, i: usize| s.writers[w as usize].items[i];
+        let (tx, pool_len) = (wr.tx_count(), wr.items().len());
+        let pool = |s: &Sim, i: usize| s.writers[w as usize].items()[i];
         let steps = 8u64;
         let attr_fork = FORK_MAX - (tx % steps) as u32 * (FORK_MAX / steps as u32);
         let half = (pool_len / 2).max(1);
@@ -297,9 +289,9 @@ impl Sim {
     pub(super) fn workload_changes(&mut self, w: TaskId) -> Vec<(u32, ItemKind)> {
         let n = self.scenario.tx_items;
         let chunks = self.scenario.tx_chunks;
-        let tx = self.writers[w as usize].tx_count;
-        let pool_len = self.writers[w as usize].items.len();
-        let pool = |s: &Sim, i: usize| s.writers[w as usize].items[i];
+        let tx = self.writers[w as usize].tx_count();
+        let pool_len = self.writers[w as usize].items().len();
+        let pool = |s: &Sim, i: usize| s.writers[w as usize].items()[i];
         let ag_header = w % SHARED_ITEMS;
         let mut out = Vec::with_capacity(n as usize + 2);
         match self.scenario.workload {

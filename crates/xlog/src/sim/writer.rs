@@ -10,7 +10,7 @@ use crate::layout::DATA_ID_BASE;
 use crate::log::GrantWaiter;
 use crate::scenario::{AilPush, ForceFlush, Scenario, Throttle, TxWorkAt, WorkloadKind};
 use crate::trace::{GrantEvent, IclogEvent, TraceKind};
-use crate::units::{Lsn, TaskId};
+use crate::units::{Lsn, Ns, TaskId};
 use rand_core::RngCore;
 use serde::Serialize;
 
@@ -73,44 +73,160 @@ pub enum AppendStep {
 
 #[derive(Clone, Debug)]
 pub(crate) struct Writer {
-    pub state: WriterState,
-    pub ticket: Option<Ticket>,
-    pub tx_start: u64,
-    pub items: Vec<u32>,
-    pub next_item: usize,
+    state: WriterState,
+    ticket: Option<Ticket>,
+    tx_start: u64,
+    items: Vec<u32>,
+    next_item: usize,
     /// The directory a create workload's writer makes its files in.
-    pub dir: super::dir::Dir,
-    pub tx_count: u64,
+    dir: super::dir::Dir,
+    tx_count: u64,
     /// CIL sequence the last transaction committed into.
-    pub seq: u64,
-    pub commit_lsn: Lsn,
-    pub force_slept: bool,
+    seq: u64,
+    commit_lsn: Lsn,
+    force_slept: bool,
     /// The last log force started I/O on (or flagged) an iclog: fsync may skip its flush.
-    pub log_flushed: bool,
+    log_flushed: bool,
     /// Version of the file data block last written.
-    pub data_version: u64,
+    data_version: u64,
     /// Thinking on a CPU of the pool (`cpus`), which it gives back when the think ends (with
     /// `cpu_model=kernel`, when it sleeps or its slice is used up and a task waits).
-    pub on_cpu: bool,
+    on_cpu: bool,
     /// `cpu_model=kernel`: its think ended and it still holds its CPU, in the transaction's
     /// steps that take no CPU time in the model, until it thinks again or sleeps.
-    pub holding: bool,
+    holding: bool,
     /// `agi_lock=on`: the part of its create's CPU work still to run under the AGI lock.
-    pub agi_part: Option<u64>,
+    agi_part: Option<u64>,
     /// `cpu_model=kernel`: what is left of its slice on the CPU it holds.
-    pub slice_left: u64,
+    slice_left: u64,
     /// `cpu_model=kernel`: its O_DSYNC append's I/O completion has had its CPU time.
-    pub ioend_ran: bool,
+    ioend_ran: bool,
     /// When that completion's worker woke.
-    pub ioend_woke: u64,
+    ioend_woke: u64,
     /// The current transaction's CPU work is done (`TxWork`).
-    pub worked: bool,
+    worked: bool,
     /// The CPU it last ran on: where its commits count the CIL's space (`cil_space=percpu`).
-    pub cpu: u32,
-    pub append_step: AppendStep,
+    cpu: u32,
+    append_step: AppendStep,
 }
 
 impl Writer {
+    pub fn state(&self) -> WriterState {
+        self.state
+    }
+    pub fn ticket(&self) -> Option<&Ticket> {
+        self.ticket.as_ref()
+    }
+    /// The CIL sequence its last transaction committed into.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+    pub fn tx_start(&self) -> u64 {
+        self.tx_start
+    }
+    pub fn tx_count(&self) -> u64 {
+        self.tx_count
+    }
+    pub fn data_version(&self) -> u64 {
+        self.data_version
+    }
+    /// Its pool of items: its directory's inode, the inobt leaf, then its hot blocks.
+    pub fn items(&self) -> &[u32] {
+        &self.items
+    }
+    pub fn dir(&self) -> &super::dir::Dir {
+        &self.dir
+    }
+    /// Its O_DSYNC append's I/O completion runs (in a kernel worker woken at `ioend_woke`).
+    pub fn ioend_ran(&self) -> bool {
+        self.ioend_ran
+    }
+    pub fn ioend_woke(&self) -> Ns {
+        self.ioend_woke
+    }
+    /// The CPU it last ran on (`task_cpu`).
+    pub fn task_cpu(&self) -> u32 {
+        self.cpu
+    }
+    /// The CPU it runs on, if it holds one (`task_on_cpu`).
+    pub fn on_cpu(&self) -> Option<u32> {
+        self.on_cpu.then_some(self.cpu)
+    }
+    /// Its slice on the CPU it holds is used up.
+    pub fn slice_used_up(&self) -> bool {
+        self.slice_left == 0
+    }
+
+    /// `set_task_cpu`: where it runs next (and where its commits count the CIL's space).
+    pub fn set_task_cpu(&mut self, cpu: u32) {
+        self.cpu = cpu;
+    }
+    /// Its completion worker woke at `now`.
+    pub fn ioend_wakeup(&mut self, now: Ns) {
+        self.ioend_woke = now;
+    }
+    /// Whether it still held its CPU from its last think (it no longer does).
+    pub fn take_holding(&mut self) -> bool {
+        std::mem::take(&mut self.holding)
+    }
+    /// Put on `cpu` to run `think` ns, with a fresh slice.
+    pub fn set_next_task(&mut self, cpu: u32, slice: Ns, think: u64) {
+        self.slice_left = slice.saturating_sub(think);
+        self.on_cpu = true;
+        self.cpu = cpu;
+    }
+    /// Runs `think` ns more on the CPU it holds: a fresh slice if the last one was used up.
+    pub fn run_in_slice(&mut self, slice: Ns, think: u64) {
+        if self.slice_left == 0 {
+            self.slice_left = slice;
+        }
+        self.slice_left = self.slice_left.saturating_sub(think);
+    }
+    /// Its think ended: it keeps its CPU (`hold`) or gives it up. Answers the CPU given up.
+    pub fn put_prev_task(&mut self, hold: bool) -> Option<u32> {
+        if !self.on_cpu {
+            return None;
+        }
+        if hold {
+            self.holding = true;
+            return None;
+        }
+        self.on_cpu = false;
+        Some(self.cpu)
+    }
+    /// Gives up the CPU it holds (its slice is used up and a task waits): answers the CPU.
+    pub fn yield_cpu(&mut self) -> u32 {
+        self.on_cpu = false;
+        self.cpu
+    }
+    /// After steps that take no CPU time: a writer that held its CPU and did not think again
+    /// sleeps and gives it up (one about to start its next transaction keeps it).
+    pub fn settle_cpu(&mut self) -> Option<u32> {
+        if !self.holding || self.state == WriterState::Thinking {
+            return None;
+        }
+        self.holding = false;
+        self.on_cpu = false;
+        Some(self.cpu)
+    }
+    /// The next of its `hot` items, round robin.
+    pub fn next_hot_item(&mut self, hot: usize) -> u32 {
+        let hot = hot.min(self.items.len()).max(1);
+        let id = self.items[self.next_item % hot];
+        self.next_item += 1;
+        id
+    }
+    /// Its directory, taken out to add an entry (made on its pool's blocks `2..hot` first).
+    pub fn take_dir(&mut self, hot: usize) -> super::dir::Dir {
+        if self.dir.is_new() && hot > 2 {
+            self.dir = super::dir::Dir::new(self.items[2..hot].to_vec());
+        }
+        std::mem::take(&mut self.dir)
+    }
+    pub fn put_dir(&mut self, dir: super::dir::Dir) {
+        self.dir = dir;
+    }
+
     pub fn new(items: Vec<u32>) -> Writer {
         Writer {
             state: WriterState::Thinking,
