@@ -289,3 +289,36 @@ fn the_device_and_recovery_files_stay_small() {
         }
     }
 }
+
+/// `Sim` is the event loop: its methods live in `sim/mod.rs` (building it, dispatching events
+/// and CPUs), the front ends' door `sim/api.rs`, and one file per kernel task kind whose
+/// steps it runs (`writer`, `push`, `logio`, `aild`). Everything a front end may call is in
+/// `api.rs` (besides `new` and `step`); the rest is `pub(super)`. mod.rs stays small.
+#[test]
+fn the_event_loop_keeps_its_methods_in_few_files_and_its_door_in_one() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sim");
+    let mut holders = Vec::new();
+    for e in fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let text = fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        let mut in_impl = false;
+        for line in code.lines() {
+            if line == "impl Sim {" {
+                in_impl = true;
+                holders.push(name.clone());
+            } else if line == "}" {
+                in_impl = false;
+            } else if in_impl && line.starts_with("    pub fn ") && name != "api.rs" {
+                let allowed = name == "mod.rs" && (line.contains("fn new(") || line.contains("fn step("));
+                assert!(allowed, "{name}: `{}` is public outside sim/api.rs", line.trim());
+            }
+        }
+    }
+    holders.sort();
+    holders.dedup();
+    assert!(holders.len() <= 6, "impl Sim in {} files (at most 6): {holders:?}", holders.len());
+    let lines = fs::read_to_string(dir.join("mod.rs")).unwrap().lines().count();
+    assert!(lines <= 350, "sim/mod.rs has {lines} lines (at most 350)");
+}

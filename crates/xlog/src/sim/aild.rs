@@ -1,9 +1,9 @@
 //! xfsaild (metadata writeback), the periodic log worker, and clean unmount.
 
-use super::run::LOG_WORKER_PERIOD;
 use super::tags::IoTag;
 use super::tasks::{TASK_LOG_WORKER, TASK_XFSAILD};
 use super::{Event, Sim};
+use crate::ail::AildWake;
 use crate::device::ReqFlags;
 use crate::format::{self, OpHeader, OP_HDR, XLOG_UNMOUNT_TRANS};
 use crate::grant::xfs_ail_calc_push_target;
@@ -11,7 +11,7 @@ use crate::iclog::{XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::layout::item_bb;
 use crate::scenario::{AilPush, Xfsaild};
 use crate::trace::TraceKind;
-use crate::units::{Lsn, BBSIZE, NS_PER_MS};
+use crate::units::{Lsn, Ns, BBSIZE, NS_PER_MS, NS_PER_SEC};
 use rand_core::RngCore;
 
 /// Inodes in one inode cluster buffer (`xfs_iflush_cluster`): 16 KiB of 512-byte inodes.
@@ -27,7 +27,23 @@ const AILD_NS_PER_ITEM: u64 = 560;
 const AILD_DONE_MS: u64 = 50;
 const AILD_STUCK_MS: u64 = 20;
 
+/// `xfs_syncd_centisecs` default: the log worker runs every 30 s.
+pub(super) const LOG_WORKER_PERIOD: Ns = 30 * NS_PER_SEC;
+
 impl Sim {
+    /// `wake_up_process(ailp->ail_task)`: a new target ends xfsaild's sleep, idle or not.
+    pub(super) fn wake_aild(&mut self) {
+        let backoff = self.scenario.xfsaild == crate::scenario::Xfsaild::Backoff;
+        // While xfsaild runs a pass (TASK_RUNNING) the wakeup is lost: `xfsaild()` sets its
+        // sleep state only after the pass and then sleeps the pass's timeout in full. The new
+        // target (or push-all request) waits for the pass after that. Every kernel does this.
+        match self.aild.wake_up_process(self.now, backoff) {
+            AildWake::Lost => self.counters.xfsaild_wakeups_lost += 1,
+            AildWake::PassAt(at) => self.schedule(at, Event::Aild),
+            AildWake::Nothing => {}
+        }
+    }
+
     /// xfsaild's pass is due. With `cpu_model=kernel` on a pool it runs on a CPU of the pool:
     /// its own when it still holds one, else an idle one, else it waits runnable (placed as a
     /// woken kernel worker is); it holds the CPU for the writeback the pass took on.
@@ -322,7 +338,7 @@ impl Sim {
 
     /// Clean unmount (`xfs_log_unmount`): drain, write every AIL item back, flush the data
     /// device, then write a lone unmount record with PREFLUSH|FUA and wait for it.
-    pub fn unmount(&mut self) {
+    pub(super) fn xfs_log_unmount(&mut self) {
         self.drain();
         if let Some(max) = self.ail.max_lsn() {
             self.ail.push(max);

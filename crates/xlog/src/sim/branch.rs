@@ -2,8 +2,7 @@
 //! simulator reads as it goes may change; geometry, devices and workload were fixed when the
 //! run was built.
 
-use super::Sim;
-use crate::scenario::SET_KEYS;
+use crate::scenario::{Scenario, SET_KEYS};
 
 /// The keys a branch may change mid-run.
 pub const BRANCH_KEYS: &[&str] = &[
@@ -20,24 +19,22 @@ pub const BRANCH_KEYS: &[&str] = &[
     "crash_model",
 ];
 
-impl Sim {
-    /// This run from now on with `key=value`; the error names the key and what is allowed.
-    pub fn branch(&self, key: &str, value: &str) -> Result<Sim, String> {
-        if !BRANCH_KEYS.contains(&key) {
-            let why = if SET_KEYS.contains(&key) { "cannot change mid-run" } else { "is not a setting" };
-            return Err(format!("what-if: {key} {why} (allowed: {})", BRANCH_KEYS.join(", ")));
-        }
-        let mut next = self.clone();
-        next.scenario.set(key, value)?;
-        next.scenario.validate()?;
-        Ok(next)
+/// The run's scenario with `key=value`; the error names the key and what is allowed.
+pub(super) fn branch_scenario(s: &Scenario, key: &str, value: &str) -> Result<Scenario, String> {
+    if !BRANCH_KEYS.contains(&key) {
+        let why = if SET_KEYS.contains(&key) { "cannot change mid-run" } else { "is not a setting" };
+        return Err(format!("what-if: {key} {why} (allowed: {})", BRANCH_KEYS.join(", ")));
     }
+    let mut next = s.clone();
+    next.set(key, value)?;
+    next.validate()?;
+    Ok(next)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::presets::find;
+    use crate::sim::Sim;
     use crate::units::NS_PER_MS;
 
     #[test]

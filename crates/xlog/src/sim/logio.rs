@@ -1,5 +1,5 @@
 //! Log I/O: `xlog_sync` and the flush policies, completion in ring order, checkpoint
-//! callbacks, log forces and the tail.
+//! callbacks, log forces and the tail; the grant-head and iclog tracepoints.
 
 use super::monitor::RecordSubmit;
 use super::tags::IoTag;
@@ -8,12 +8,46 @@ use super::Sim;
 use crate::ail::AilUpdate;
 use crate::device::ReqFlags;
 use crate::grant::xlog_grant_push_threshold;
+use crate::grant::Ticket;
 use crate::iclog::{xlog_pack_record, IclogState, Record, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::scenario::{AilPush, FlushPolicy, TailUpdate};
-use crate::trace::{IclogEvent, TraceKind};
+use crate::trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceKind};
 use crate::units::{Lsn, TaskId, BBSIZE};
 
 impl Sim {
+    fn grant_view(&self) -> GrantView {
+        GrantView {
+            reserveq_active: !self.log.reserve_waiters().is_empty(),
+            writeq_active: !self.log.write_waiters().is_empty(),
+            reserve: self.log.reserve_head(),
+            write: self.log.write_head(),
+            curr_cycle: self.log.curr_cycle(),
+            curr_block: self.log.curr_block(),
+            tail: self.log.tail_lsn(),
+        }
+    }
+
+    pub(crate) fn trace_grant(&mut self, task: u32, event: GrantEvent, t: &Ticket) {
+        let ticket =
+            TicketView { ocnt: t.ocnt, cnt: t.cnt, curr_res: t.curr_res, unit_res: t.unit_res, flags: t.flags };
+        let log = self.grant_view();
+        self.emit(task, TraceKind::Grant { event, ticket, log });
+    }
+
+    pub(crate) fn trace_iclog(&mut self, task: u32, event: IclogEvent, i: usize) {
+        let ic = self.log.iclog(i);
+        let kind = TraceKind::Iclog {
+            event,
+            iclog: i as u32,
+            state: ic.state,
+            refcnt: ic.refcnt,
+            offset: ic.offset,
+            lsn: ic.lsn,
+            flags: ic.flags,
+        };
+        self.emit(task, kind);
+    }
+
     /// `xlog_assign_tail_lsn`: lowest AIL LSN, or the last synced LSN when the AIL is empty.
     pub(super) fn assign_tail(&mut self, task: u32) -> Lsn {
         let new = self.ail.min_lsn().unwrap_or(self.log.last_sync_lsn());

@@ -1,21 +1,23 @@
-//! The simulator: one event loop that wires the log, the CIL, the devices, the AIL and the tasks.
+//! The simulator: one event loop that owns the log, the CIL, the devices, the AIL and the
+//! tasks, and dispatches events and CPUs to them.
 //!
-//! Leaf modules (`log`, `grant`, `iclog`, `cil`, `ail`, `device`) decide what happens; the
-//! files here apply it, one task kind each (`writer`, `push`, `logio`, `aild`), and record
-//! trace events (`tracing`). `monitor` watches for broken rules, `history` keeps what the
-//! crash oracle needs, `liveness` finds hangs; `view`, `queries` and `report` are read-only.
-//! Simplifications are marked `Model:`.
+//! Leaf modules (`log`, `grant`, `iclog`, `cil`, `ail`, `device`, `cpupool`) decide what
+//! happens. `impl Sim` lives in this file, in the front ends' door (`api`: run, read,
+//! command) and in one file per task kind whose steps it runs (`writer`, `push`, `logio`,
+//! `aild`). The rest are objects and read-only views: `workload` (what a transaction
+//! changes, inode allocation), `sched` (slices), `tracing`, `timeline`, `monitor` (broken
+//! rules), `history` (what the crash oracle needs), `view` and `why`. Simplifications are
+//! marked `Model:`.
 
 mod aild;
+mod api;
 mod branch;
 mod dir;
 mod history;
 mod logio;
 mod monitor;
 mod push;
-mod queries;
 mod queue;
-mod run;
 mod sched;
 mod tags;
 pub mod tasks;
@@ -27,7 +29,7 @@ mod workload;
 mod writer;
 
 use crate::agi::AgiLocks;
-use crate::ail::{Ail, AildWake, Xfsaild};
+use crate::ail::{Ail, Xfsaild};
 use crate::cil::{Cil, ItemKind};
 use crate::cpupool::CpuPool;
 use crate::device::{Device, ReqFlags};
@@ -38,19 +40,18 @@ use crate::layout::{self, SHARED_ITEMS};
 use crate::log::Xlog;
 use crate::metrics::Counters;
 use crate::profile::profile;
-use crate::scenario::{CilSpace, CpuModel, RsumCache, Scenario, WorkloadKind};
-use crate::sectors::SectorMap;
-use crate::trace::{TraceEvent, TraceHasher};
+use crate::scenario::{CilSpace, CpuModel, Scenario};
+use crate::trace::TraceEvent;
 use crate::units::{format_size, Ns, TaskId, BBSIZE};
 use crate::workqueue::CilWorkqueue;
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
+pub use api::{Milestone, Watch};
 pub use branch::BRANCH_KEYS;
 pub use history::{CheckpointRecord, FoldedItem, History, FOLD_BATCH, RECENT_RECORDS};
 pub use push::PushState;
-pub use run::{Milestone, Watch};
 pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
     AilView, CheckpointPanel, CilView, CommittingPanel, CpuTask, CpusView, DevicePanel, FlashErase, GrantHeadPanel,
@@ -59,10 +60,10 @@ pub use view::{
 pub use workload::Item;
 pub use writer::WriterState;
 
+use aild::LOG_WORKER_PERIOD;
 use monitor::Monitor;
-use run::LOG_WORKER_PERIOD;
 use tags::IoTag;
-use tasks::{pusher_of, TASK_LOG_WORKER};
+use tasks::{pusher_of, TASK_XFSAILD};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Event {
@@ -109,13 +110,7 @@ pub struct Sim {
     /// The CIL push workqueue: pending work, its numbering, `flush_workqueue` waiters.
     cil_wq: CilWorkqueue,
     items: Vec<Item>,
-    /// The first item a create allocated (`alloc_item`), the most the run creates, and
-    /// how many creates reused one.
-    first_created: u32,
-    inode_cap: u32,
-    inodes_reused: u64,
-    /// The next created item `alloc_item` tries to reuse.
-    reuse_cursor: u64,
+    ialloc: workload::InodeAlloc,
     history: History,
     /// Fold old checkpoints in batches of this many (`History::fold_behind`); 0: never.
     fold_batch: usize,
@@ -125,18 +120,12 @@ pub struct Sim {
     uuid: [u8; 16],
     counters: Counters,
     monitor: Monitor,
-    hash: TraceHasher,
-    out: Vec<TraceEvent>,
-    keep_trace: bool,
+    trace: tracing::Tracer,
     stopping: bool,
     hung: bool,
-    /// The realtime allocator of the rt-alloc workload (boxed: its bitmap is megabytes).
-    rt: Option<Box<crate::rtalloc::RtAlloc>>,
-    /// Each writer's last realtime extent end: the locality hint of its next allocation.
-    rt_hint: Vec<u64>,
-    rt_live: Vec<(u64, u64)>,
+    rt: workload::RtFiles,
     /// The flush timeline's record, when the lab keeps one.
-    timeline: Option<timeline::Timeline>,
+    timeline: timeline::Timeline,
     /// The CPUs (`cpus`) the writers and push workers share, and the task whose event runs.
     cpus: CpuPool,
     current: Option<TaskId>,
@@ -193,11 +182,12 @@ impl Sim {
         let ctx_unit_res = xlog_calc_unit_res(&geo, 0, scenario.unit_res_roundoff);
         let mut ctx_ticket = Ticket::new(rng.next_u32(), ctx_unit_res, 1, false);
         ctx_ticket.curr_res = 0; // xlog_cil_ticket_alloc: the first commit steals it
-        let inode_cap = nitems.saturating_add(workload::inode_cap(&geo));
         let cil = match scenario.cil_space {
             CilSpace::Upstream => Cil::new(ctx_ticket).with_upstream_space(&geo, writer::commit_cpus(scenario)),
             CilSpace::Global => Cil::new(ctx_ticket),
         };
+        let rt = workload::RtFiles::for_scenario(scenario, &mut rng);
+        let ialloc = workload::InodeAlloc::new(nitems, &geo);
         let mut sim = Sim {
             scenario: scenario.clone(),
             geo: geo.clone(),
@@ -220,25 +210,18 @@ impl Sim {
             writers,
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
             cil_wq: CilWorkqueue::default(),
-            first_created: nitems,
-            inode_cap,
-            inodes_reused: 0,
-            reuse_cursor: 0,
+            ialloc,
             items,
             history: History::default(),
             fold_batch: FOLD_BATCH,
             pending_records: vec![None; n],
             uuid,
             counters: Counters::default(),
-            hash: TraceHasher::default(),
-            out: Vec::new(),
-            keep_trace: true,
+            trace: Default::default(),
             stopping: false,
             hung: false,
-            rt: None,
-            rt_hint: Vec::new(),
-            rt_live: Vec::new(),
-            timeline: None,
+            rt,
+            timeline: Default::default(),
             current: None,
             agi: AgiLocks::for_scenario(scenario),
             cpus: match scenario.cpu_model {
@@ -248,12 +231,6 @@ impl Sim {
                 CpuModel::Writers => CpuPool::new(scenario.cpus),
             },
         };
-        if scenario.workload == WorkloadKind::RtAlloc {
-            let rt = crate::rtalloc::fragmented(scenario.rsum_cache == RsumCache::On, scenario.seed);
-            let n = rt.geo.rextents;
-            sim.rt_hint = (0..scenario.writers).map(|_| sim.rng.next_u64() % n).collect();
-            sim.rt = Some(Box::new(rt));
-        }
         let think = scenario.think.0.max(1);
         for w in 0..scenario.writers {
             let start = sim.rng.next_u64() % think;
@@ -283,16 +260,11 @@ impl Sim {
         self.schedule(at, Event::IoDone { dev: dev as u8, id });
     }
 
-    /// `wake_up_process(ailp->ail_task)`: a new target ends xfsaild's sleep, idle or not.
-    pub(super) fn wake_aild(&mut self) {
-        let backoff = self.scenario.xfsaild == crate::scenario::Xfsaild::Backoff;
-        // While xfsaild runs a pass (TASK_RUNNING) the wakeup is lost: `xfsaild()` sets its
-        // sleep state only after the pass and then sleeps the pass's timeout in full. The new
-        // target (or push-all request) waits for the pass after that. Every kernel does this.
-        match self.aild.wake_up_process(self.now, backoff) {
-            AildWake::Lost => self.counters.xfsaild_wakeups_lost += 1,
-            AildWake::PassAt(at) => self.schedule(at, Event::Aild),
-            AildWake::Nothing => {}
+    /// Notes request `id` just submitted to device `dev` for `tag`, when a timeline is kept.
+    fn note_io(&mut self, dev: usize, id: u64, done_ns: Ns, tag: IoTag) {
+        if self.timeline.is_on() {
+            let span = timeline::submitted_span(self, dev, id, done_ns, tag);
+            self.timeline.record(span);
         }
     }
 
@@ -301,7 +273,7 @@ impl Sim {
         match self.queue.pop() {
             Some(next) => Some(self.dispatch(next)),
             None => {
-                self.out.clear();
+                self.trace.clear();
                 None
             }
         }
@@ -309,7 +281,7 @@ impl Sim {
 
     /// Runs one popped event.
     fn dispatch(&mut self, (t, ev): (Ns, Event)) -> &[TraceEvent] {
-        self.out.clear();
+        self.trace.clear();
         self.now = t;
         self.counters.events += 1;
         self.monitor.clock = (self.counters.events, t);
@@ -334,77 +306,37 @@ impl Sim {
         }
         // A command or the drain between events wakes no one from a CPU.
         self.current = None;
-        &self.out
+        self.trace.events()
     }
 
-    /// Uses `uuid` in record headers (an export into a real image needs the image's UUID).
-    pub fn set_uuid(&mut self, uuid: [u8; 16]) -> Result<(), String> {
-        if self.counters.events > 0 {
-            return Err("set_uuid: the run has already started".into());
-        }
-        self.uuid = uuid;
-        Ok(())
+    pub(crate) fn emit(&mut self, task: u32, kind: crate::trace::TraceKind) {
+        self.trace.emit(self.now, task, kind);
+    }
+}
+
+impl Sim {
+    /// `cpu_model=kernel` on a pool: the kernel's threads take CPU time beside the writers.
+    pub(super) fn kernel_threads_on_cpus(&self) -> bool {
+        self.scenario.cpu_model == crate::scenario::CpuModel::Kernel && self.cpus.enabled()
     }
 
-    /// Keeps every device request with its data from now on (for the dm-log-writes export).
-    pub fn record_io(&mut self) {
-        for d in &mut self.devs {
-            d.record();
-        }
+    /// Kernel thread `t` (a push worker, xfsaild, an I/O completion worker) woke and waits
+    /// runnable for `ns` on a CPU: in front of the writers, behind the kernel threads woken
+    /// before it (with `cpu_model=kernel`, on `cpu`'s queue, placed as any woken sleeper).
+    pub(super) fn kworker_runnable(&mut self, t: TaskId, ns: Ns, cpu: u32) {
+        let writers = &self.writers;
+        let kworker = |t: TaskId| t == TASK_XFSAILD || writers.get(t as usize).is_some_and(|wr| wr.ioend_ran());
+        self.cpus.enqueue_woken(t, ns, cpu, |t| pusher_of(t).is_some() || kworker(t));
     }
 
-    /// Whether a request tag is file data (everything else is log or metadata: REQ_META).
-    pub fn is_file_data(tag: u64) -> bool {
-        matches!(IoTag::unpack(tag), IoTag::Data(_))
-    }
-
-    /// Applies a user command at the current instant.
-    pub fn command(&mut self, cmd: Command) {
-        match cmd {
-            Command::ForceLog => self.xfs_log_force_async(TASK_LOG_WORKER),
-        }
-    }
-
-    /// Stamps the CRCs still pending on stable media (`PendingCrc`): recovery reads only
-    /// settled devices. Cheap when nothing is pending; the cache's writes stamp their own.
-    pub fn settle_crcs(&mut self) {
-        for d in &mut self.devs {
-            d.settle_crcs();
-        }
-    }
-
-    /// Log records whose CRC is still to stamp on stable media.
-    pub fn crcs_pending(&self) -> usize {
-        self.devs.iter().map(|d| d.stable().crcs_pending()).sum()
-    }
-
-    /// The log region as the host would read it now (device cache over stable media).
-    pub fn log_region(&self) -> Vec<u8> {
-        let dev = &self.devs[0];
-        let mut stable = dev.stable().clone();
-        stable.settle();
-        let mut cached = SectorMap::new();
-        for w in dev.cached() {
-            cached.write(w.sector, &w.full_data());
-        }
-        let (start, end) = (self.log_start, self.log_start + self.geo.log_bb as u64);
-        let bb = BBSIZE as usize;
-        let mut out = vec![0u8; self.geo.log_bb as usize * bb];
-        for layer in [&stable, &cached] {
-            for s in layer.sectors_in(start, end) {
-                if let Some(d) = layer.get(s) {
-                    let o = (s - start) as usize * bb;
-                    out[o..o + bb].copy_from_slice(d);
-                }
+    /// A task left `cpu`: it goes to the first task waiting for one.
+    pub(super) fn cpu_release(&mut self, cpu: u32) {
+        if let Some((t, ns)) = self.cpus.pick_next_task(cpu) {
+            match pusher_of(t) {
+                Some(k) => self.push_granted(k, cpu, ns),
+                None if t == TASK_XFSAILD => self.xfsaild_granted(cpu),
+                None => self.run_on(cpu, t, ns),
             }
         }
-        out
-    }
-
-    /// Where writer `w`'s file data block lives on the data device.
-    /// Where writer `w`'s current fsync's data goes.
-    pub fn data_daddr(&self, w: u32) -> u64 {
-        let version = self.writers[w as usize].data_version();
-        layout::data_daddr(&self.scenario, self.geo.log_bb, self.items.len() as u64, w, version)
     }
 }

@@ -1,9 +1,9 @@
 //! CIL push workers (`xlog_cil_push_work`) and `xlog_write`: checkpoints onto the iclogs.
 
 use super::history::CheckpointRecord;
-use super::sched::CpuThen;
+use super::sched::{base_slice, CpuThen, RUNNABLE};
 use super::tags::IoTag;
-use super::tasks::pusher_task;
+use super::tasks::{pusher_of, pusher_task, TASK_XFSAILD};
 use super::Sim;
 use crate::cil::{append_item_regions, xlog_cil_blocking_space_limit, CilCtx};
 use crate::format::{
@@ -684,6 +684,92 @@ impl Sim {
             }
             self.cil_wq.pop_flush_waiter();
             self.wake(w);
+        }
+    }
+}
+
+impl Sim {
+    /// Push worker `k` runs `ns` of CPU work (building, copying into an iclog), then `then`:
+    /// on the CPU it holds, else on a free one, else after the tasks queued before it.
+    pub(super) fn push_cpu(&mut self, k: u32, ns: Ns, then: CpuThen) {
+        if !self.cpus.enabled() {
+            return self.push_cpu_done_at(k, self.now + ns, then);
+        }
+        let p = &mut self.pushers[k as usize];
+        if p.cpu_queued() {
+            return;
+        }
+        p.set_cpu_then(then);
+        match p.cpu() {
+            // Its slice is used up and a task waits: preempted, queued again (at the back, or
+            // by its CPU time in a fair queue).
+            Some(cpu) if p.slice_used_up() && self.cpus.has_runnable(cpu) => {
+                p.put_prev_task();
+                self.queue_for_cpu(k, ns, false, cpu);
+                self.cpu_release(cpu);
+            }
+            Some(_) => {
+                p.run_in_slice(base_slice(self.cpus.ncpus()), ns);
+                self.cpus.charge(pusher_task(k), ns);
+                self.push_cpu_done_at(k, self.now + ns, then);
+            }
+            None => match self.cpus.take_idle_cpu() {
+                Some(cpu) => self.push_granted(k, cpu, ns),
+                None => self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu()),
+            },
+        }
+    }
+
+    /// Whether push worker `k` must first get a CPU before it goes on from a sleep.
+    pub(super) fn push_needs_cpu(&self, k: u32) -> bool {
+        self.cpus.enabled() && self.pushers[k as usize].cpu().is_none()
+    }
+
+    /// Push worker `k` waits runnable on `cpu`'s queue (the pool's one by default): at the
+    /// front when it just woke, else at the back.
+    fn queue_for_cpu(&mut self, k: u32, ns: Ns, woken: bool, cpu: u32) {
+        // The time it waits runnable is its own bucket, not its state's.
+        self.account_push_time(k as usize);
+        self.pushers[k as usize].enqueue();
+        if woken {
+            // Behind the kernel threads woken before it.
+            self.kworker_runnable(pusher_task(k), ns, cpu);
+        } else {
+            self.cpus.enqueue_task(pusher_task(k), ns, cpu);
+        }
+    }
+
+    pub(super) fn push_granted(&mut self, k: u32, cpu: u32, ns: Ns) {
+        let slice = base_slice(self.cpus.ncpus());
+        let (waited, then) = self.pushers[k as usize].set_next_task(cpu, slice, ns, self.now);
+        if let Some(waited) = waited {
+            self.counters.push_time_ns[RUNNABLE] += waited;
+        }
+        self.cpus.charge(pusher_task(k), ns);
+        self.push_cpu_done_at(k, self.now + ns, then);
+    }
+
+    fn push_cpu_done_at(&mut self, k: u32, at: Ns, then: CpuThen) {
+        match then {
+            CpuThen::Run => self.wake_at(at, pusher_task(k)),
+            CpuThen::CopyDone => self.copy_until(at, pusher_task(k)),
+        }
+    }
+
+    /// Push worker `k` sleeps (or has finished): its CPU goes to the next task.
+    pub(super) fn push_cpu_release(&mut self, k: u32) {
+        if let Some(cpu) = self.pushers[k as usize].put_prev_task() {
+            self.cpu_release(cpu);
+        }
+    }
+
+    /// The CPU held by the task whose event runs now (the waker of whom it wakes), if any.
+    pub(super) fn current_cpu(&self) -> Option<u32> {
+        let t = self.current?;
+        match pusher_of(t) {
+            Some(k) => self.pushers[k as usize].cpu(),
+            None if t == TASK_XFSAILD => self.aild.cpu(),
+            None => self.writers.get(t as usize).and_then(|wr| wr.on_cpu()),
         }
     }
 }

@@ -54,69 +54,68 @@ pub(crate) struct Timeline {
     spans: VecDeque<IoSpan>,
 }
 
-impl Sim {
+impl Timeline {
     /// Records every device request from now on, keeping the newest `cap` (0 turns it off).
-    pub fn keep_timeline(&mut self, cap: usize) {
-        self.timeline = (cap > 0).then(|| Timeline { cap, spans: VecDeque::with_capacity(cap.min(4096)) });
+    pub fn keep(&mut self, cap: usize) {
+        *self = Timeline { cap, spans: VecDeque::with_capacity(cap.min(4096)) };
     }
-
+    pub fn is_on(&self) -> bool {
+        self.cap > 0
+    }
     /// Recorded requests still in flight at or completed after `since`, oldest first.
-    pub fn timeline_since(&self, since: Ns) -> Vec<IoSpan> {
-        self.timeline
-            .as_ref()
-            .map(|t| t.spans.iter().filter(|s| s.done_ns >= since).cloned().collect())
-            .unwrap_or_default()
+    pub fn since(&self, since: Ns) -> Vec<IoSpan> {
+        self.spans.iter().filter(|s| s.done_ns >= since).cloned().collect()
     }
-
-    /// Notes request `id` just submitted to device `dev` for `tag`.
-    pub(super) fn note_io(&mut self, dev: usize, id: u64, done_ns: Ns, tag: IoTag) {
-        let Some(cap) = self.timeline.as_ref().map(|t| t.cap) else { return };
-        // A flush elided by a cache-less device completes at once and is never in flight.
-        let span = match self.devs[dev].inflight().iter().rev().find(|r| r.id == id) {
-            Some(r) => self.io_span(dev, r),
-            None => self.span_for(dev, id, IoKind::Flush, 0, 0, (self.now, done_ns), tag),
-        };
-        let t = self.timeline.as_mut().expect("checked above");
-        if t.spans.len() == cap {
-            t.spans.pop_front();
+    pub fn record(&mut self, span: IoSpan) {
+        if self.spans.len() == self.cap {
+            self.spans.pop_front();
         }
-        t.spans.push_back(span);
+        self.spans.push_back(span);
     }
+}
 
-    /// A device request as a span: what it is, when, and what it was issued for.
-    pub(super) fn io_span(&self, dev: usize, r: &IoReq) -> IoSpan {
-        let tag = IoTag::unpack(r.tag);
-        let span = self.span_for(dev, r.id, r.kind, r.sector, r.bytes, (r.submit_ns, r.done_ns), tag);
-        IoSpan { flush_window: r.flush_window, ..span }
+/// Request `id` just submitted to device `dev` for `tag`, as a span.
+pub(super) fn submitted_span(sim: &Sim, dev: usize, id: u64, done_ns: Ns, tag: IoTag) -> IoSpan {
+    // A flush elided by a cache-less device completes at once and is never in flight.
+    match sim.devs[dev].inflight().iter().rev().find(|r| r.id == id) {
+        Some(r) => io_span(sim, dev, r),
+        None => span_for(sim, dev, id, IoKind::Flush, 0, 0, (sim.now, done_ns), tag),
     }
+}
 
-    #[allow(clippy::too_many_arguments)] // the fields of one request, named at both callers
-    fn span_for(
-        &self,
-        dev: usize,
-        id: u64,
-        kind: IoKind,
-        sector: u64,
-        bytes: u64,
-        (submit_ns, done_ns): (Ns, Ns),
-        tag: IoTag,
-    ) -> IoSpan {
-        let mut checkpoints = Vec::new();
-        let purpose = match tag {
-            IoTag::Iclog(i) => {
-                let ic = self.log.iclog(i);
-                checkpoints = ic.callbacks.iter().filter_map(|&c| self.history.get(c).map(|k| k.sequence)).collect();
-                IoPurpose::Log { iclog: i as u32, lsn: ic.lsn }
-            }
-            IoTag::IclogDataFlush(i) => IoPurpose::LogDataFlush { iclog: i as u32 },
-            IoTag::PushFlush(k) => IoPurpose::PushFlush { worker: k },
-            IoTag::Meta { first, .. } => IoPurpose::Metadata { item: first },
-            IoTag::Data(task) => IoPurpose::FileData { task },
-            IoTag::Read(task) => IoPurpose::MetaRead { task },
-            IoTag::None => IoPurpose::Flush,
-        };
-        IoSpan { dev: dev as u8, id, kind, sector, bytes, submit_ns, done_ns, purpose, checkpoints, flush_window: None }
-    }
+/// A device request as a span: what it is, when, and what it was issued for.
+pub(super) fn io_span(sim: &Sim, dev: usize, r: &IoReq) -> IoSpan {
+    let tag = IoTag::unpack(r.tag);
+    let span = span_for(sim, dev, r.id, r.kind, r.sector, r.bytes, (r.submit_ns, r.done_ns), tag);
+    IoSpan { flush_window: r.flush_window, ..span }
+}
+
+#[allow(clippy::too_many_arguments)] // the fields of one request, named at both callers
+fn span_for(
+    sim: &Sim,
+    dev: usize,
+    id: u64,
+    kind: IoKind,
+    sector: u64,
+    bytes: u64,
+    (submit_ns, done_ns): (Ns, Ns),
+    tag: IoTag,
+) -> IoSpan {
+    let mut checkpoints = Vec::new();
+    let purpose = match tag {
+        IoTag::Iclog(i) => {
+            let ic = sim.log.iclog(i);
+            checkpoints = ic.callbacks.iter().filter_map(|&c| sim.history.get(c).map(|k| k.sequence)).collect();
+            IoPurpose::Log { iclog: i as u32, lsn: ic.lsn }
+        }
+        IoTag::IclogDataFlush(i) => IoPurpose::LogDataFlush { iclog: i as u32 },
+        IoTag::PushFlush(k) => IoPurpose::PushFlush { worker: k },
+        IoTag::Meta { first, .. } => IoPurpose::Metadata { item: first },
+        IoTag::Data(task) => IoPurpose::FileData { task },
+        IoTag::Read(task) => IoPurpose::MetaRead { task },
+        IoTag::None => IoPurpose::Flush,
+    };
+    IoSpan { dev: dev as u8, id, kind, sector, bytes, submit_ns, done_ns, purpose, checkpoints, flush_window: None }
 }
 
 #[cfg(test)]

@@ -51,45 +51,43 @@ pub struct View {
     pub hung: bool,
 }
 
-impl Sim {
-    fn iclog_view(&self, ic: &Iclog) -> IclogView {
-        IclogView {
-            index: ic.index,
-            state: ic.state,
-            refcnt: ic.refcnt,
-            offset: ic.offset,
-            capacity: self.geo.ic_capacity,
-            lsn: ic.lsn,
-            flags: ic.flags,
-        }
+fn iclog_view(sim: &Sim, ic: &Iclog) -> IclogView {
+    IclogView {
+        index: ic.index,
+        state: ic.state,
+        refcnt: ic.refcnt,
+        offset: ic.offset,
+        capacity: sim.geo.ic_capacity,
+        lsn: ic.lsn,
+        flags: ic.flags,
     }
+}
 
-    pub fn view(&self) -> View {
-        View {
-            now_ns: self.now,
-            iclogs: self.log.iclogs().iter().map(|ic| self.iclog_view(ic)).collect(),
-            head_iclog: self.log.l_iclog() as u32,
-            curr_lsn: self.log.curr_lsn(),
-            tail_lsn: self.log.tail_lsn(),
-            last_sync_lsn: self.log.last_sync_lsn(),
-            log_bb: self.geo.log_bb,
-            reserve_free_bytes: self.log.reserve_space_left(),
-            reserve_waiters: self.log.reserve_waiters().len() as u32,
-            write_waiters: self.log.write_waiters().len() as u32,
-            ail_items: self.ail.len() as u32,
-            cil_sequence: self.cil.ctx().sequence(),
-            cil_space_used: self.cil.ctx().space_used(),
-            cil_blocking_limit: xlog_cil_blocking_space_limit(&self.geo),
-            cil_throttle_depth: self.cil.push_waiters().len() as u32,
-            checkpoints_committing: self.cil.committing().len() as u32,
-            writer_states: self.writers.iter().map(|w| w.state()).collect(),
-            pusher_states: self.pushers.iter().map(|p| p.state()).collect(),
-            cpus: self.cpus_view(),
-            transactions: self.counters.transactions,
-            events: self.counters.events,
-            finished: self.finished(),
-            hung: self.hung,
-        }
+pub(super) fn view(sim: &Sim) -> View {
+    View {
+        now_ns: sim.now,
+        iclogs: sim.log.iclogs().iter().map(|ic| iclog_view(sim, ic)).collect(),
+        head_iclog: sim.log.l_iclog() as u32,
+        curr_lsn: sim.log.curr_lsn(),
+        tail_lsn: sim.log.tail_lsn(),
+        last_sync_lsn: sim.log.last_sync_lsn(),
+        log_bb: sim.geo.log_bb,
+        reserve_free_bytes: sim.log.reserve_space_left(),
+        reserve_waiters: sim.log.reserve_waiters().len() as u32,
+        write_waiters: sim.log.write_waiters().len() as u32,
+        ail_items: sim.ail.len() as u32,
+        cil_sequence: sim.cil.ctx().sequence(),
+        cil_space_used: sim.cil.ctx().space_used(),
+        cil_blocking_limit: xlog_cil_blocking_space_limit(&sim.geo),
+        cil_throttle_depth: sim.cil.push_waiters().len() as u32,
+        checkpoints_committing: sim.cil.committing().len() as u32,
+        writer_states: sim.writers.iter().map(|w| w.state()).collect(),
+        pusher_states: sim.pushers.iter().map(|p| p.state()).collect(),
+        cpus: cpus_view(sim),
+        transactions: sim.counters.transactions,
+        events: sim.counters.events,
+        finished: sim.finished(),
+        hung: sim.hung,
     }
 }
 
@@ -130,70 +128,62 @@ pub struct CpusView {
     pub idle: usize,
 }
 
-impl Sim {
-    fn cpu_task(&self, t: TaskId) -> CpuTask {
-        match super::tasks::pusher_of(t) {
-            Some(k) => CpuTask::PushWorker(k),
-            None if t == super::tasks::TASK_XFSAILD => CpuTask::Xfsaild,
-            None if self.writers.get(t as usize).is_some_and(|w| w.ioend_ran()) => CpuTask::IoEnd(t),
-            None => CpuTask::Writer(t),
+fn cpu_task(sim: &Sim, t: TaskId) -> CpuTask {
+    match super::tasks::pusher_of(t) {
+        Some(k) => CpuTask::PushWorker(k),
+        None if t == super::tasks::TASK_XFSAILD => CpuTask::Xfsaild,
+        None if sim.writers.get(t as usize).is_some_and(|w| w.ioend_ran()) => CpuTask::IoEnd(t),
+        None => CpuTask::Writer(t),
+    }
+}
+
+/// Who runs on each CPU of the pool, and who waits for one; None without a pool.
+pub(super) fn cpus_view(sim: &Sim) -> Option<CpusView> {
+    if !sim.cpus.enabled() {
+        return None;
+    }
+    let mut running = vec![None; sim.cpus.ncpus() as usize];
+    let mut put = |cpu: u32, t: CpuTask| {
+        if let Some(slot) = running.get_mut(cpu as usize) {
+            debug_assert!(slot.is_none(), "CPU {cpu} held by {slot:?} and {t:?}");
+            *slot = Some(t);
+        }
+    };
+    for (w, cpu) in sim.writers.iter().enumerate().filter_map(|(w, wr)| Some((w, wr.on_cpu()?))) {
+        put(cpu, cpu_task(sim, w as TaskId));
+    }
+    for (k, p) in sim.pushers.iter().enumerate() {
+        if let Some(cpu) = p.cpu() {
+            put(cpu, CpuTask::PushWorker(k as u32));
         }
     }
-
-    /// Who runs on each CPU of the pool, and who waits for one; None without a pool.
-    pub fn cpus_view(&self) -> Option<CpusView> {
-        if !self.cpus.enabled() {
-            return None;
-        }
-        let mut running = vec![None; self.cpus.ncpus() as usize];
-        let mut put = |cpu: u32, t: CpuTask| {
-            if let Some(slot) = running.get_mut(cpu as usize) {
-                debug_assert!(slot.is_none(), "CPU {cpu} held by {slot:?} and {t:?}");
-                *slot = Some(t);
-            }
-        };
-        for (w, cpu) in self.writers.iter().enumerate().filter_map(|(w, wr)| Some((w, wr.on_cpu()?))) {
-            put(cpu, self.cpu_task(w as TaskId));
-        }
-        for (k, p) in self.pushers.iter().enumerate() {
-            if let Some(cpu) = p.cpu() {
-                put(cpu, CpuTask::PushWorker(k as u32));
-            }
-        }
-        if let Some(cpu) = self.aild.cpu() {
-            put(cpu, CpuTask::Xfsaild);
-        }
-        let runnable_total = self.cpus.runnable().count();
-        let runnable = self.cpus.runnable().take(VIEW_LIST_MAX).map(|t| self.cpu_task(t)).collect();
-        Some(CpusView {
-            running,
-            runnable,
-            runnable_total,
-            queued: self.cpus.queue_lengths(),
-            idle: self.cpus.idle_cpus(),
-        })
+    if let Some(cpu) = sim.aild.cpu() {
+        put(cpu, CpuTask::Xfsaild);
     }
+    let runnable_total = sim.cpus.runnable().count();
+    let runnable = sim.cpus.runnable().take(VIEW_LIST_MAX).map(|t| cpu_task(sim, t)).collect();
+    Some(CpusView { running, runnable, runnable_total, queued: sim.cpus.queue_lengths(), idle: sim.cpus.idle_cpus() })
+}
 
-    /// Who `task`, runnable, waits for, in words: the tasks on the CPUs ("writer 3 and
-    /// xfsaild"), or with a run queue a CPU the one on its queue's CPU ("xfsaild (on CPU 1,
-    /// whose queue it waits on: 2 tasks ahead)").
-    pub(super) fn cpu_holders_for(&self, task: TaskId) -> String {
-        let (Some(cpu), Some(v)) = (self.cpus.queued_on(task), self.cpus_view()) else { return self.cpu_holders() };
-        let holder = v.running.get(cpu as usize).cloned().flatten().map_or("no task".into(), |t| t.to_string());
-        let ahead = self.cpus.runnable_ahead(task).unwrap_or(0);
-        let tasks = if ahead == 1 { "task" } else { "tasks" };
-        format!("{holder} (on CPU {cpu}, whose queue it waits on: {ahead} {tasks} ahead)")
-    }
+/// Who `task`, runnable, waits for, in words: the tasks on the CPUs ("writer 3 and
+/// xfsaild"), or with a run queue a CPU the one on its queue's CPU ("xfsaild (on CPU 1,
+/// whose queue it waits on: 2 tasks ahead)").
+pub(super) fn cpu_holders_for(sim: &Sim, task: TaskId) -> String {
+    let (Some(cpu), Some(v)) = (sim.cpus.queued_on(task), cpus_view(sim)) else { return cpu_holders(sim) };
+    let holder = v.running.get(cpu as usize).cloned().flatten().map_or("no task".into(), |t| t.to_string());
+    let ahead = sim.cpus.runnable_ahead(task).unwrap_or(0);
+    let tasks = if ahead == 1 { "task" } else { "tasks" };
+    format!("{holder} (on CPU {cpu}, whose queue it waits on: {ahead} {tasks} ahead)")
+}
 
-    /// The tasks on the CPUs, in words ("writer 3 and xfsaild").
-    pub(super) fn cpu_holders(&self) -> String {
-        let Some(v) = self.cpus_view() else { return String::new() };
-        let names: Vec<String> = v.running.iter().flatten().map(|t| t.to_string()).collect();
-        match names.as_slice() {
-            [] => "no task".into(),
-            [one] => one.clone(),
-            [init @ .., last] => format!("{} and {last}", init.join(", ")),
-        }
+/// The tasks on the CPUs, in words ("writer 3 and xfsaild").
+pub(super) fn cpu_holders(sim: &Sim) -> String {
+    let Some(v) = cpus_view(sim) else { return String::new() };
+    let names: Vec<String> = v.running.iter().flatten().map(|t| t.to_string()).collect();
+    match names.as_slice() {
+        [] => "no task".into(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -403,200 +393,224 @@ pub struct TasksView {
     pub xfsaild_idle: bool,
 }
 
-impl Sim {
-    pub fn iclogs_view(&self) -> IclogsView {
-        let seq_of = |c: u32| self.history.get(c).map_or(0, |k| k.sequence);
-        IclogsView {
-            iclogs: self
-                .log
-                .iclogs()
-                .iter()
-                .map(|ic| IclogPanel {
-                    iclog: self.iclog_view(ic),
-                    checkpoints: ic.callbacks.iter().map(|&c| seq_of(c)).collect(),
-                    force_waiters: ic.force_wait.clone(),
-                    write_waiters: ic.write_wait.clone(),
-                })
-                .collect(),
-            head: self.log.l_iclog() as u32,
-            noiclog_waiters: self.log.flush_waiters().to_vec(),
-        }
-    }
-
-    pub fn log_space_view(&self) -> LogSpaceView {
-        let head = |h: GrantHead, free: u32, q: &std::collections::VecDeque<crate::log::GrantWaiter>| GrantHeadPanel {
-            cycle: h.cycle,
-            bytes: h.bytes,
-            free_bytes: free,
-            waiters: q.iter().map(|w| (w.task, w.need)).collect(),
-        };
-        let l = &self.log;
-        let cks = &self.history.checkpoints;
-        let in_tx =
-            self.writers.iter().filter(|w| matches!(w.state(), WriterState::TxWork | WriterState::MetaRead { .. }));
-        let in_transactions =
-            in_tx.fold((0, 0), |(n, bytes), w| (n + 1, bytes + w.ticket().map_or(0, |t| t.reserve_need() as u64)));
-        LogSpaceView {
-            in_transactions,
-            log_bb: self.geo.log_bb,
-            log_bytes: self.geo.log_bytes,
-            head_lsn: l.curr_lsn(),
-            tail_lsn: l.tail_lsn(),
-            last_sync_lsn: l.last_sync_lsn(),
-            reserve: head(l.reserve_head(), l.reserve_space_left(), l.reserve_waiters()),
-            write: head(l.write_head(), l.write_space_left(), l.write_waiters()),
-            tail_push_threshold_bb: xlog_grant_push_threshold_bb(&self.geo, 0),
-            ail_target: self.ail.target(),
-            checkpoints: {
-                // Written checkpoints, then those whose records are being written (no commit
-                // record yet): the newest VIEW_LIST_MAX.
-                let writing =
-                    self.cil.committing().iter().filter(|x| x.start_lsn().0 != 0 && x.commit_lsn().0 == 0).map(|x| {
-                        CheckpointPanel {
-                            sequence: x.sequence(),
-                            start_lsn: x.start_lsn(),
-                            commit_lsn: Lsn::ZERO,
-                            completed: false,
-                        }
-                    });
-                let mut all: Vec<CheckpointPanel> = cks[cks.len().saturating_sub(VIEW_LIST_MAX)..]
-                    .iter()
-                    .map(|c| CheckpointPanel {
-                        sequence: c.sequence,
-                        start_lsn: c.start_lsn,
-                        commit_lsn: c.commit_lsn,
-                        completed: c.completed,
-                    })
-                    .chain(writing)
-                    .collect();
-                all.sort_by_key(|c| c.sequence);
-                all.drain(..all.len().saturating_sub(VIEW_LIST_MAX));
-                all
-            },
-        }
-    }
-
-    pub fn cil_view(&self) -> CilView {
-        let c = &self.cil;
-        CilView {
-            sequence: c.ctx().sequence(),
-            space_used: c.ctx().space_used(),
-            space_counted: c.ctx().space_counted(),
-            pcp_fold: if c.pcp_cpus() == 0 { 0 } else { xlog_cil_space_limit(&self.geo) / c.pcp_cpus() as u32 },
-            pcp_counting: c.pcp_counting(),
-            items: c.ctx().items().len() as u32,
-            space_limit: xlog_cil_space_limit(&self.geo),
-            blocking_limit: xlog_cil_blocking_space_limit(&self.geo),
-            throttled: c.push_waiters().to_vec(),
-            push_seq: c.push_seq(),
-            committing: c
-                .committing()
-                .iter()
-                .map(|x| CommittingPanel {
-                    sequence: x.sequence(),
-                    space_used: x.space_used(),
-                    items: x.items().len() as u32,
-                    start_lsn: x.start_lsn(),
-                    commit_lsn: x.commit_lsn(),
-                })
-                .collect(),
-            pushers: self.pushers.iter().map(|p| p.state()).collect(),
-            pusher_running_ns: self
-                .pushers
-                .iter()
-                .map(|p| if p.state() == PushState::Idle { 0 } else { self.now - p.run_start_ns() })
-                .collect(),
-            push_queued_ns: self.cil_wq.pending_since().map(|at| self.now - at),
-            push_dispatch_max_ns: self.counters.push_dispatch_ns.max(),
-            push_run_max_ns: self.counters.push_run_ns.max(),
-            push_time_ns: {
-                let mut t = self.counters.push_time_ns;
-                for p in &self.pushers {
-                    let bucket = if p.cpu_queued() { Some(super::sched::RUNNABLE) } else { p.state().time_bucket() };
-                    if let Some(b) = bucket {
-                        t[b] += self.now - p.state_since();
-                    }
-                }
-                t
-            },
-            pushers_runnable: self.pushers.iter().map(|p| p.cpu_queued()).collect(),
-        }
-    }
-
-    pub fn devices_view(&self) -> Vec<DevicePanel> {
-        self.devs
+pub(super) fn iclogs_view(sim: &Sim) -> IclogsView {
+    let seq_of = |c: u32| sim.history.get(c).map_or(0, |k| k.sequence);
+    IclogsView {
+        iclogs: sim
+            .log
+            .iclogs()
             .iter()
-            .enumerate()
-            .map(|(d, dev)| DevicePanel {
-                role: if d == 0 { "log" } else { "data" },
-                profile: dev.profile().name,
-                volatile_cache: dev.profile().volatile_cache,
-                cached_writes: dev.cached().len() as u64,
-                cached_bytes: dev.cached_bytes(),
-                destage: dev.destage_backlog(self.now),
-                inflight: dev.inflight().iter().take(VIEW_LIST_MAX).map(|r| self.io_span(d, r)).collect(),
-                stats: dev.stats().clone(),
-                host_stall: dev.stall_state(self.now),
-                flash_erase: dev.erase_state(self.now).zip(dev.profile().erase()).map(
-                    |((erased, erasing, left_ns), e)| FlashErase {
-                        erased,
-                        erasing,
-                        left_ns,
-                        block_bytes: e.block_bytes,
-                        erase_ns: e.erase_ns,
-                        dies: e.dies,
-                    },
-                ),
-                actuators: dev.actuator_state(self.now),
-                flush_hold: dev.flush_hold(self.now),
-                link: dev.link_state(self.now).map(|(moving, backlog_ns, bytes_per_sec)| LinkShare {
-                    moving,
-                    backlog_ns,
-                    bytes_per_sec,
-                }),
+            .map(|ic| IclogPanel {
+                iclog: iclog_view(sim, ic),
+                checkpoints: ic.callbacks.iter().map(|&c| seq_of(c)).collect(),
+                force_waiters: ic.force_wait.clone(),
+                write_waiters: ic.write_wait.clone(),
             })
-            .collect()
+            .collect(),
+        head: sim.log.l_iclog() as u32,
+        noiclog_waiters: sim.log.flush_waiters().to_vec(),
     }
+}
 
-    pub fn ail_view(&self) -> AilView {
-        AilView {
-            items: self.ail.len() as u32,
-            tail_lsn: self.ail.min_lsn(),
-            head_lsn: self.ail.max_lsn(),
-            target: self.ail.target(),
-            xfsaild_idle: self.aild.idle(),
-            xfsaild: self.scenario.xfsaild,
-            ail_push: self.scenario.ail_push,
-            span_permille: match (self.ail.min_lsn(), self.ail.max_lsn()) {
-                (Some(min), Some(max)) => (xlog_lsn_sub(&self.geo, max, min) * 1000 / self.geo.log_bytes as u64) as u32,
-                _ => 0,
-            },
-            push_all: self.aild.push_all(),
-            busy_ns: self.aild.busy_until().saturating_sub(self.now),
-            next_pass_in_ns: (!self.aild.idle() && self.aild.next_pass() != Ns::MAX)
-                .then(|| self.aild.next_pass().saturating_sub(self.now)),
-            wake_lost: self.aild.wake_lost(),
-            written_items: self.counters.metadata_writebacks,
-            writes: self.counters.metadata_writes,
-            oldest: self
-                .ail
-                .oldest()
-                .take(VIEW_LIST_MAX)
-                .map(|(lsn, id)| {
-                    let it = &self.items[id as usize];
-                    (lsn, id, it.pinned > 0, it.flushing.is_some())
+pub(super) fn log_space_view(sim: &Sim) -> LogSpaceView {
+    let head = |h: GrantHead, free: u32, q: &std::collections::VecDeque<crate::log::GrantWaiter>| GrantHeadPanel {
+        cycle: h.cycle,
+        bytes: h.bytes,
+        free_bytes: free,
+        waiters: q.iter().map(|w| (w.task, w.need)).collect(),
+    };
+    let l = &sim.log;
+    let cks = &sim.history.checkpoints;
+    let in_tx = sim.writers.iter().filter(|w| matches!(w.state(), WriterState::TxWork | WriterState::MetaRead { .. }));
+    let in_transactions =
+        in_tx.fold((0, 0), |(n, bytes), w| (n + 1, bytes + w.ticket().map_or(0, |t| t.reserve_need() as u64)));
+    LogSpaceView {
+        in_transactions,
+        log_bb: sim.geo.log_bb,
+        log_bytes: sim.geo.log_bytes,
+        head_lsn: l.curr_lsn(),
+        tail_lsn: l.tail_lsn(),
+        last_sync_lsn: l.last_sync_lsn(),
+        reserve: head(l.reserve_head(), l.reserve_space_left(), l.reserve_waiters()),
+        write: head(l.write_head(), l.write_space_left(), l.write_waiters()),
+        tail_push_threshold_bb: xlog_grant_push_threshold_bb(&sim.geo, 0),
+        ail_target: sim.ail.target(),
+        checkpoints: {
+            // Written checkpoints, then those whose records are being written (no commit
+            // record yet): the newest VIEW_LIST_MAX.
+            let writing =
+                sim.cil.committing().iter().filter(|x| x.start_lsn().0 != 0 && x.commit_lsn().0 == 0).map(|x| {
+                    CheckpointPanel {
+                        sequence: x.sequence(),
+                        start_lsn: x.start_lsn(),
+                        commit_lsn: Lsn::ZERO,
+                        completed: false,
+                    }
+                });
+            let mut all: Vec<CheckpointPanel> = cks[cks.len().saturating_sub(VIEW_LIST_MAX)..]
+                .iter()
+                .map(|c| CheckpointPanel {
+                    sequence: c.sequence,
+                    start_lsn: c.start_lsn,
+                    commit_lsn: c.commit_lsn,
+                    completed: c.completed,
                 })
-                .collect(),
-        }
+                .chain(writing)
+                .collect();
+            all.sort_by_key(|c| c.sequence);
+            all.drain(..all.len().saturating_sub(VIEW_LIST_MAX));
+            all
+        },
     }
+}
 
-    pub fn tasks_view(&self) -> TasksView {
-        TasksView {
-            writers: self.writers.iter().map(|w| w.state()).collect(),
-            pushers: self.pushers.iter().map(|p| p.state()).collect(),
-            xfsaild_idle: self.aild.idle(),
-        }
+pub(super) fn cil_view(sim: &Sim) -> CilView {
+    let c = &sim.cil;
+    CilView {
+        sequence: c.ctx().sequence(),
+        space_used: c.ctx().space_used(),
+        space_counted: c.ctx().space_counted(),
+        pcp_fold: if c.pcp_cpus() == 0 { 0 } else { xlog_cil_space_limit(&sim.geo) / c.pcp_cpus() as u32 },
+        pcp_counting: c.pcp_counting(),
+        items: c.ctx().items().len() as u32,
+        space_limit: xlog_cil_space_limit(&sim.geo),
+        blocking_limit: xlog_cil_blocking_space_limit(&sim.geo),
+        throttled: c.push_waiters().to_vec(),
+        push_seq: c.push_seq(),
+        committing: c
+            .committing()
+            .iter()
+            .map(|x| CommittingPanel {
+                sequence: x.sequence(),
+                space_used: x.space_used(),
+                items: x.items().len() as u32,
+                start_lsn: x.start_lsn(),
+                commit_lsn: x.commit_lsn(),
+            })
+            .collect(),
+        pushers: sim.pushers.iter().map(|p| p.state()).collect(),
+        pusher_running_ns: sim
+            .pushers
+            .iter()
+            .map(|p| if p.state() == PushState::Idle { 0 } else { sim.now - p.run_start_ns() })
+            .collect(),
+        push_queued_ns: sim.cil_wq.pending_since().map(|at| sim.now - at),
+        push_dispatch_max_ns: sim.counters.push_dispatch_ns.max(),
+        push_run_max_ns: sim.counters.push_run_ns.max(),
+        push_time_ns: {
+            let mut t = sim.counters.push_time_ns;
+            for p in &sim.pushers {
+                let bucket = if p.cpu_queued() { Some(super::sched::RUNNABLE) } else { p.state().time_bucket() };
+                if let Some(b) = bucket {
+                    t[b] += sim.now - p.state_since();
+                }
+            }
+            t
+        },
+        pushers_runnable: sim.pushers.iter().map(|p| p.cpu_queued()).collect(),
     }
+}
+
+pub(super) fn devices_view(sim: &Sim) -> Vec<DevicePanel> {
+    sim.devs
+        .iter()
+        .enumerate()
+        .map(|(d, dev)| DevicePanel {
+            role: if d == 0 { "log" } else { "data" },
+            profile: dev.profile().name,
+            volatile_cache: dev.profile().volatile_cache,
+            cached_writes: dev.cached().len() as u64,
+            cached_bytes: dev.cached_bytes(),
+            destage: dev.destage_backlog(sim.now),
+            inflight: dev.inflight().iter().take(VIEW_LIST_MAX).map(|r| super::timeline::io_span(sim, d, r)).collect(),
+            stats: dev.stats().clone(),
+            host_stall: dev.stall_state(sim.now),
+            flash_erase: dev.erase_state(sim.now).zip(dev.profile().erase()).map(|((erased, erasing, left_ns), e)| {
+                FlashErase { erased, erasing, left_ns, block_bytes: e.block_bytes, erase_ns: e.erase_ns, dies: e.dies }
+            }),
+            actuators: dev.actuator_state(sim.now),
+            flush_hold: dev.flush_hold(sim.now),
+            link: dev.link_state(sim.now).map(|(moving, backlog_ns, bytes_per_sec)| LinkShare {
+                moving,
+                backlog_ns,
+                bytes_per_sec,
+            }),
+        })
+        .collect()
+}
+
+pub(super) fn ail_view(sim: &Sim) -> AilView {
+    AilView {
+        items: sim.ail.len() as u32,
+        tail_lsn: sim.ail.min_lsn(),
+        head_lsn: sim.ail.max_lsn(),
+        target: sim.ail.target(),
+        xfsaild_idle: sim.aild.idle(),
+        xfsaild: sim.scenario.xfsaild,
+        ail_push: sim.scenario.ail_push,
+        span_permille: match (sim.ail.min_lsn(), sim.ail.max_lsn()) {
+            (Some(min), Some(max)) => (xlog_lsn_sub(&sim.geo, max, min) * 1000 / sim.geo.log_bytes as u64) as u32,
+            _ => 0,
+        },
+        push_all: sim.aild.push_all(),
+        busy_ns: sim.aild.busy_until().saturating_sub(sim.now),
+        next_pass_in_ns: (!sim.aild.idle() && sim.aild.next_pass() != Ns::MAX)
+            .then(|| sim.aild.next_pass().saturating_sub(sim.now)),
+        wake_lost: sim.aild.wake_lost(),
+        written_items: sim.counters.metadata_writebacks,
+        writes: sim.counters.metadata_writes,
+        oldest: sim
+            .ail
+            .oldest()
+            .take(VIEW_LIST_MAX)
+            .map(|(lsn, id)| {
+                let it = &sim.items[id as usize];
+                (lsn, id, it.pinned > 0, it.flushing.is_some())
+            })
+            .collect(),
+    }
+}
+
+pub(super) fn tasks_view(sim: &Sim) -> TasksView {
+    TasksView {
+        writers: sim.writers.iter().map(|w| w.state()).collect(),
+        pushers: sim.pushers.iter().map(|p| p.state()).collect(),
+        xfsaild_idle: sim.aild.idle(),
+    }
+}
+
+/// The realtime summary (rsum) as a picture: levels by runs of bitmap blocks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RtView {
+    pub levels: u32,
+    pub rbmblocks: u64,
+    /// Bitmap blocks per column of `grid`.
+    pub blocks_per_column: u64,
+    /// `grid[column][level]`: free extents of that size class starting in those blocks.
+    pub grid: Vec<Vec<u32>>,
+    /// Per column, the lowest level the minimum-level cache allows (`None`: cache off).
+    pub cache: Option<Vec<u8>>,
+    pub summary_reads: u64,
+    pub bitmap_reads: u64,
+    pub free_extents: u64,
+    pub free_runs: u64,
+}
+
+/// The realtime allocator's summary, `cols` columns wide; `None` without a realtime device.
+pub(super) fn rt_view(sim: &Sim, cols: usize) -> Option<RtView> {
+    let rt = sim.rt.alloc()?;
+    let (blocks_per_column, grid, cache) = rt.summary_columns(cols);
+    Some(RtView {
+        levels: rt.geo.levels(),
+        rbmblocks: rt.geo.rbmblocks(),
+        blocks_per_column,
+        grid,
+        cache,
+        summary_reads: rt.summary_reads,
+        bitmap_reads: rt.bitmap_reads,
+        free_extents: rt.free_extents,
+        free_runs: rt.free_runs(),
+    })
 }
 
 #[cfg(test)]
@@ -636,41 +650,5 @@ mod tests {
             let ck = sim.history().checkpoints.iter().find(|c| c.sequence == *seq).expect("a real checkpoint");
             assert!(!ck.completed);
         }
-    }
-}
-
-/// The realtime summary (rsum) as a picture: levels by runs of bitmap blocks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RtView {
-    pub levels: u32,
-    pub rbmblocks: u64,
-    /// Bitmap blocks per column of `grid`.
-    pub blocks_per_column: u64,
-    /// `grid[column][level]`: free extents of that size class starting in those blocks.
-    pub grid: Vec<Vec<u32>>,
-    /// Per column, the lowest level the minimum-level cache allows (`None`: cache off).
-    pub cache: Option<Vec<u8>>,
-    pub summary_reads: u64,
-    pub bitmap_reads: u64,
-    pub free_extents: u64,
-    pub free_runs: u64,
-}
-
-impl Sim {
-    /// The realtime allocator's summary, `cols` columns wide; `None` without a realtime device.
-    pub fn rt_view(&self, cols: usize) -> Option<RtView> {
-        let rt = self.rt.as_deref()?;
-        let (blocks_per_column, grid, cache) = rt.summary_columns(cols);
-        Some(RtView {
-            levels: rt.geo.levels(),
-            rbmblocks: rt.geo.rbmblocks(),
-            blocks_per_column,
-            grid,
-            cache,
-            summary_reads: rt.summary_reads,
-            bitmap_reads: rt.bitmap_reads,
-            free_extents: rt.free_extents,
-            free_runs: rt.free_runs(),
-        })
     }
 }

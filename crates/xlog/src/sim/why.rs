@@ -9,220 +9,217 @@ use crate::device::IoKind;
 use crate::iclog::IclogState;
 use crate::units::TaskId;
 
-impl Sim {
-    /// The chain for writer `w`, outermost wait first; empty when it is not blocked.
-    pub fn why_blocked(&self, w: TaskId) -> Vec<String> {
-        let Some(wr) = self.writers.get(w as usize) else { return Vec::new() };
-        let mut why = Vec::new();
-        match wr.state() {
-            WriterState::Stopped => {}
-            WriterState::Thinking | WriterState::TxWork => {
-                if let Some(ahead) = self.cpus.runnable_ahead(w) {
-                    let running = if self.pushers.iter().any(|p| p.cpu().is_some()) {
-                        "other writers' creates and the CIL push work"
-                    } else {
-                        "other writers' creates"
-                    };
-                    why.push(format!(
-                        "waiting for a CPU: all {} run {running} (cpus), {ahead} tasks queued ahead",
-                        self.cpus.ncpus()
-                    ));
-                    why.push(format!("on the CPUs now: {}", self.cpu_holders()));
-                    if wr.state() == WriterState::TxWork {
-                        let held = wr.ticket().map_or(0, |t| t.reserve_need());
-                        why.push(format!(
-                            "inside its transaction: it holds its log reservation ({} KiB) while it waits",
-                            held / 1024
-                        ));
-                    }
-                }
-            }
-            WriterState::AgiWait => {
-                let ag = self.agi.ag_of(w);
-                let holder = match self.agi.holder(ag) {
-                    Some(h) if self.cpus.runnable_ahead(h).is_some() => {
-                        format!("writer {h} (itself waiting for a CPU)")
-                    }
-                    Some(h) => format!("writer {h}"),
-                    None => "nobody".into(),
+/// The chain for writer `w`, outermost wait first; empty when it is not blocked.
+pub(super) fn why_blocked(sim: &Sim, w: TaskId) -> Vec<String> {
+    let Some(wr) = sim.writers.get(w as usize) else { return Vec::new() };
+    let mut why = Vec::new();
+    match wr.state() {
+        WriterState::Stopped => {}
+        WriterState::Thinking | WriterState::TxWork => {
+            if let Some(ahead) = sim.cpus.runnable_ahead(w) {
+                let running = if sim.pushers.iter().any(|p| p.cpu().is_some()) {
+                    "other writers' creates and the CIL push work"
+                } else {
+                    "other writers' creates"
                 };
                 why.push(format!(
-                    "xfs_buf_lock on AG {ag}'s AGI (xfs_dialloc): held by {holder} until its create commits; {} waiting",
-                    self.agi.waiting(ag)
+                    "waiting for a CPU: all {} run {running} (cpus), {ahead} tasks queued ahead",
+                    sim.cpus.ncpus()
                 ));
-                let held = wr.ticket().map_or(0, |t| t.reserve_need());
-                why.push(format!(
-                    "inside its transaction: it holds its log reservation ({} KiB) while it waits",
-                    held / 1024
-                ));
-            }
-            WriterState::GrantWait => {
-                let need = wr.ticket().map_or(0, |t| t.reserve_need());
-                let ahead = self.log.reserve_waiters().iter().take_while(|g| g.task != w).count();
-                why.push(format!(
-                    "xlog_grant_head_wait on the reserve grant head: needs {} KiB, {} KiB free, {ahead} tasks ahead (FIFO)",
-                    need / 1024,
-                    self.log.reserve_space_left() / 1024
-                ));
-                if self.scenario.ail_push == crate::scenario::AilPush::Upstream {
-                    why.push(match self.ail.max_lsn() {
-                        Some(max) => format!(
-                            "going to sleep it pushed the whole AIL (6.11+ xfs_ail_push_all): xfsaild writes back everything up to {max}"
-                        ),
-                        None => "going to sleep it pushed the AIL, which is empty: space comes back as log I/O completes".into(),
-                    });
-                }
-                self.why_tail(&mut why);
-            }
-            WriterState::Throttled => {
-                why.push(format!(
-                    "xc_push_wait: the CIL holds {} KiB, at or past its blocking limit; {} tasks throttled",
-                    self.cil.ctx().space_used() / 1024,
-                    self.cil.push_waiters().len()
-                ));
-                self.why_push(&mut why);
-            }
-            WriterState::PushFlushWait => {
-                why.push(
-                    "flush_workqueue: a synchronous log force waits for the CIL pushes already queued or running \
-                     before it queues its own"
-                        .to_string(),
-                );
-                self.why_push(&mut why);
-            }
-            WriterState::CommitWait => {
-                why.push(format!("xc_commit_wait: checkpoint {}'s commit record is not written yet", wr.seq()));
-                self.why_push(&mut why);
-            }
-            WriterState::PrevWait { iclog } => {
-                why.push(format!(
-                    "ic_write_wait on iclog {iclog}: waiting for the previous iclog's write so more commits join this one"
-                ));
-                self.why_iclog(iclog as usize, &mut why);
-            }
-            WriterState::ForceWait { iclog } => {
-                why.push(format!("ic_force_wait on iclog {iclog}: the log force waits for its commit record on disk"));
-                self.why_iclog(iclog as usize, &mut why);
-            }
-            WriterState::MetaRead { left } => {
-                why.push(format!("reading a metadata block with the reservation held ({left} more after this)"))
-            }
-            WriterState::DataWrite if wr.ioend_ran() => {
-                why.push("O_DSYNC write: the append is written; its I/O completion (xfs_end_io, cpu_model=kernel) runs on a CPU or waits for one before it logs the written extent".into());
-                if let Some(ahead) = self.cpus.runnable_ahead(w) {
+                why.push(format!("on the CPUs now: {}", super::view::cpu_holders(sim)));
+                if wr.state() == WriterState::TxWork {
+                    let held = wr.ticket().map_or(0, |t| t.reserve_need());
                     why.push(format!(
-                        "waiting for a CPU: {ahead} tasks queued ahead; on the CPUs now: {}",
-                        self.cpu_holders()
+                        "inside its transaction: it holds its log reservation ({} KiB) while it waits",
+                        held / 1024
                     ));
                 }
             }
-            WriterState::DataWrite if self.o_dsync_append(w) => why.push(format!(
-                "O_DSYNC write: its timestamp is logged; writing the append ({} KiB), whose I/O completion \
-                 then logs the written extent (tr_write) before the log force",
-                self.scenario.append_size.0 / 1024
-            )),
-            WriterState::DataWrite => {
-                why.push(format!("fsync: writing the file's data ({} KiB)", self.scenario.append_size.0 / 1024))
-            }
-            WriterState::DataFlush => {
-                why.push("fsync: waiting for the data device's cache flush".into());
-                self.why_destage(self.data_dev, IoTag::Data(w), &mut why);
-            }
         }
-        why
-    }
-
-    /// On a disk, what a flush (request `tag`, in flight on `dev`) waits for: the media
-    /// writing out what the cache held when it started. Flash pays at the flush itself.
-    fn why_destage(&self, dev: usize, tag: IoTag, why: &mut Vec<String>) {
-        if !self.devs[dev].rotating() {
-            return;
-        }
-        let tag = tag.pack();
-        let flushing = |r: &&crate::device::IoReq| {
-            r.tag == tag && matches!(r.kind, IoKind::Flush | IoKind::Write { preflush: true, .. })
-        };
-        if let Some(r) = self.devs[dev].inflight().iter().find(flushing) {
-            let left = r.done_ns.saturating_sub(self.now);
+        WriterState::AgiWait => {
+            let ag = sim.agi.ag_of(w);
+            let holder = match sim.agi.holder(ag) {
+                Some(h) if sim.cpus.runnable_ahead(h).is_some() => {
+                    format!("writer {h} (itself waiting for a CPU)")
+                }
+                Some(h) => format!("writer {h}"),
+                None => "nobody".into(),
+            };
             why.push(format!(
-                "its cache flush completes in {:.1} ms: the disk first writes what its cache held to the platters",
-                left as f64 / 1e6
+                "xfs_buf_lock on AG {ag}'s AGI (xfs_dialloc): held by {holder} until its create commits; {} waiting",
+                sim.agi.waiting(ag)
+            ));
+            let held = wr.ticket().map_or(0, |t| t.reserve_need());
+            why.push(format!(
+                "inside its transaction: it holds its log reservation ({} KiB) while it waits",
+                held / 1024
             ));
         }
-    }
-
-    /// What holds the tail back: the oldest AIL item and why it is not written back yet.
-    fn why_tail(&self, why: &mut Vec<String>) {
-        let Some((lsn, id)) = self.ail.oldest().next() else {
-            why.push(format!("the tail ({}) waits for log I/O to complete (the AIL is empty)", self.log.tail_lsn()));
-            return;
-        };
-        let item = &self.items[id as usize];
-        let state = if item.pinned > 0 {
-            "pinned: a checkpoint holding it has not completed".to_string()
-        } else if item.flushing.is_some() {
-            "being written back by xfsaild".to_string()
-        } else {
-            format!("waiting for xfsaild (push target {})", self.ail.target())
-        };
-        why.push(format!("the tail is at {lsn}, held by AIL item {id} ({state})"));
-        if item.pinned > 0 {
-            if let Some(c) = self.cil.committing().iter().find(|c| c.items().contains_key(&id)) {
-                why.push(format!("checkpoint {} is being pushed (commit LSN {})", c.sequence(), c.commit_lsn()));
-            }
-        }
-    }
-
-    /// What the CIL push is doing.
-    fn why_push(&self, why: &mut Vec<String>) {
-        let busy: Vec<String> = self
-            .pushers
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.state() != PushState::Idle)
-            .flat_map(|(k, p)| {
-                let runnable = p.cpu_queued().then(|| {
-                    format!(
-                        "push worker {k} is runnable, waiting for a CPU held by {}",
-                        self.cpu_holders_for(pusher_task(k as u32))
-                    )
+        WriterState::GrantWait => {
+            let need = wr.ticket().map_or(0, |t| t.reserve_need());
+            let ahead = sim.log.reserve_waiters().iter().take_while(|g| g.task != w).count();
+            why.push(format!(
+                "xlog_grant_head_wait on the reserve grant head: needs {} KiB, {} KiB free, {ahead} tasks ahead (FIFO)",
+                need / 1024,
+                sim.log.reserve_space_left() / 1024
+            ));
+            if sim.scenario.ail_push == crate::scenario::AilPush::Upstream {
+                why.push(match sim.ail.max_lsn() {
+                    Some(max) => format!(
+                        "going to sleep it pushed the whole AIL (6.11+ xfs_ail_push_all): xfsaild writes back everything up to {max}"
+                    ),
+                    None => "going to sleep it pushed the AIL, which is empty: space comes back as log I/O completes".into(),
                 });
-                std::iter::once(format!("push worker {k}: {}", p.state().describe())).chain(runnable)
-            })
-            .collect();
-        if busy.is_empty() {
-            why.push("no push worker is running: the push waits to be queued".into());
-        } else {
-            why.extend(busy);
+            }
+            why_tail(sim, &mut why);
         }
-        if !self.log.flush_waiters().is_empty() {
+        WriterState::Throttled => {
             why.push(format!(
-                "l_flush_wait: no ACTIVE iclog at the ring head (iclog {} is {})",
-                self.log.l_iclog(),
-                self.log.head_iclog().state.kernel_name()
+                "xc_push_wait: the CIL holds {} KiB, at or past its blocking limit; {} tasks throttled",
+                sim.cil.ctx().space_used() / 1024,
+                sim.cil.push_waiters().len()
             ));
+            why_push(sim, &mut why);
+        }
+        WriterState::PushFlushWait => {
+            why.push(
+                "flush_workqueue: a synchronous log force waits for the CIL pushes already queued or running \
+                 before it queues its own"
+                    .to_string(),
+            );
+            why_push(sim, &mut why);
+        }
+        WriterState::CommitWait => {
+            why.push(format!("xc_commit_wait: checkpoint {}'s commit record is not written yet", wr.seq()));
+            why_push(sim, &mut why);
+        }
+        WriterState::PrevWait { iclog } => {
+            why.push(format!(
+                "ic_write_wait on iclog {iclog}: waiting for the previous iclog's write so more commits join this one"
+            ));
+            why_iclog(sim, iclog as usize, &mut why);
+        }
+        WriterState::ForceWait { iclog } => {
+            why.push(format!("ic_force_wait on iclog {iclog}: the log force waits for its commit record on disk"));
+            why_iclog(sim, iclog as usize, &mut why);
+        }
+        WriterState::MetaRead { left } => {
+            why.push(format!("reading a metadata block with the reservation held ({left} more after this)"))
+        }
+        WriterState::DataWrite if wr.ioend_ran() => {
+            why.push("O_DSYNC write: the append is written; its I/O completion (xfs_end_io, cpu_model=kernel) runs on a CPU or waits for one before it logs the written extent".into());
+            if let Some(ahead) = sim.cpus.runnable_ahead(w) {
+                why.push(format!(
+                    "waiting for a CPU: {ahead} tasks queued ahead; on the CPUs now: {}",
+                    super::view::cpu_holders(sim)
+                ));
+            }
+        }
+        WriterState::DataWrite if sim.o_dsync_append(w) => why.push(format!(
+            "O_DSYNC write: its timestamp is logged; writing the append ({} KiB), whose I/O completion \
+             then logs the written extent (tr_write) before the log force",
+            sim.scenario.append_size.0 / 1024
+        )),
+        WriterState::DataWrite => {
+            why.push(format!("fsync: writing the file's data ({} KiB)", sim.scenario.append_size.0 / 1024))
+        }
+        WriterState::DataFlush => {
+            why.push("fsync: waiting for the data device's cache flush".into());
+            why_destage(sim, sim.data_dev, IoTag::Data(w), &mut why);
         }
     }
+    why
+}
 
-    /// Where an iclog is on its way to disk.
-    fn why_iclog(&self, i: usize, why: &mut Vec<String>) {
-        let ic = self.log.iclog(i);
-        let s = match ic.state {
-            IclogState::Active | IclogState::WantSync if ic.refcnt > 0 => {
-                format!("iclog {i} is {} with {} references still copying in", ic.state.kernel_name(), ic.refcnt)
-            }
-            IclogState::Syncing => {
-                let s =
-                    format!("iclog {i} is being written at LSN {} ({})", ic.lsn, crate::iclog::icl_flags_str(ic.flags));
-                why.push(s);
-                self.why_destage(0, IoTag::Iclog(i), why);
-                return;
-            }
-            IclogState::DoneSync => format!("iclog {i}'s write is done; callbacks wait for an older iclog"),
-            other => format!("iclog {i} is {}", other.kernel_name()),
-        };
-        why.push(s);
+/// On a disk, what a flush (request `tag`, in flight on `dev`) waits for: the media
+/// writing out what the cache held when it started. Flash pays at the flush itself.
+fn why_destage(sim: &Sim, dev: usize, tag: IoTag, why: &mut Vec<String>) {
+    if !sim.devs[dev].rotating() {
+        return;
     }
+    let tag = tag.pack();
+    let flushing = |r: &&crate::device::IoReq| {
+        r.tag == tag && matches!(r.kind, IoKind::Flush | IoKind::Write { preflush: true, .. })
+    };
+    if let Some(r) = sim.devs[dev].inflight().iter().find(flushing) {
+        let left = r.done_ns.saturating_sub(sim.now);
+        why.push(format!(
+            "its cache flush completes in {:.1} ms: the disk first writes what its cache held to the platters",
+            left as f64 / 1e6
+        ));
+    }
+}
+
+/// What holds the tail back: the oldest AIL item and why it is not written back yet.
+fn why_tail(sim: &Sim, why: &mut Vec<String>) {
+    let Some((lsn, id)) = sim.ail.oldest().next() else {
+        why.push(format!("the tail ({}) waits for log I/O to complete (the AIL is empty)", sim.log.tail_lsn()));
+        return;
+    };
+    let item = &sim.items[id as usize];
+    let state = if item.pinned > 0 {
+        "pinned: a checkpoint holding it has not completed".to_string()
+    } else if item.flushing.is_some() {
+        "being written back by xfsaild".to_string()
+    } else {
+        format!("waiting for xfsaild (push target {})", sim.ail.target())
+    };
+    why.push(format!("the tail is at {lsn}, held by AIL item {id} ({state})"));
+    if item.pinned > 0 {
+        if let Some(c) = sim.cil.committing().iter().find(|c| c.items().contains_key(&id)) {
+            why.push(format!("checkpoint {} is being pushed (commit LSN {})", c.sequence(), c.commit_lsn()));
+        }
+    }
+}
+
+/// What the CIL push is doing.
+fn why_push(sim: &Sim, why: &mut Vec<String>) {
+    let busy: Vec<String> = sim
+        .pushers
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.state() != PushState::Idle)
+        .flat_map(|(k, p)| {
+            let runnable = p.cpu_queued().then(|| {
+                format!(
+                    "push worker {k} is runnable, waiting for a CPU held by {}",
+                    super::view::cpu_holders_for(sim, pusher_task(k as u32))
+                )
+            });
+            std::iter::once(format!("push worker {k}: {}", p.state().describe())).chain(runnable)
+        })
+        .collect();
+    if busy.is_empty() {
+        why.push("no push worker is running: the push waits to be queued".into());
+    } else {
+        why.extend(busy);
+    }
+    if !sim.log.flush_waiters().is_empty() {
+        why.push(format!(
+            "l_flush_wait: no ACTIVE iclog at the ring head (iclog {} is {})",
+            sim.log.l_iclog(),
+            sim.log.head_iclog().state.kernel_name()
+        ));
+    }
+}
+
+/// Where an iclog is on its way to disk.
+fn why_iclog(sim: &Sim, i: usize, why: &mut Vec<String>) {
+    let ic = sim.log.iclog(i);
+    let s = match ic.state {
+        IclogState::Active | IclogState::WantSync if ic.refcnt > 0 => {
+            format!("iclog {i} is {} with {} references still copying in", ic.state.kernel_name(), ic.refcnt)
+        }
+        IclogState::Syncing => {
+            let s = format!("iclog {i} is being written at LSN {} ({})", ic.lsn, crate::iclog::icl_flags_str(ic.flags));
+            why.push(s);
+            why_destage(sim, 0, IoTag::Iclog(i), why);
+            return;
+        }
+        IclogState::DoneSync => format!("iclog {i}'s write is done; callbacks wait for an older iclog"),
+        other => format!("iclog {i} is {}", other.kernel_name()),
+    };
+    why.push(s);
 }
 
 #[cfg(test)]

@@ -1,14 +1,17 @@
 //! Workloads (SPEC.md §9): which items a writer's next transaction dirties, and how.
 
 use super::dir::BlockSource;
-use super::Sim;
+use super::dir::Dir;
+use crate::ail::Ail;
 use crate::cil::ItemKind;
 use crate::format::{BUF_CHUNKS, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR};
 use crate::geometry::Geometry;
 use crate::layout::{self, item_daddr, MAX_ITEMS, SHARED_ITEMS};
-use crate::scenario::{Directory, WorkloadKind};
+use crate::rtalloc::RtAlloc;
+use crate::scenario::{Directory, RsumCache, Scenario, WorkloadKind};
 use crate::units::{Lsn, TaskId};
 use rand_core::RngCore;
+use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 /// A metadata item: a 4 KiB buffer or an inode.
@@ -44,11 +47,11 @@ impl Item {
     }
 }
 
-/// Inodes a run creates before it reuses them (`Sim::alloc_item`): twice what the whole log
+/// Inodes a run creates before it reuses them (`alloc_item`): twice what the whole log
 /// holds as inode items. After that many creates (each logging an inode of its own) the log
 /// has wrapped twice, so the tail has passed the reused inode: it was written back and left
 /// the AIL, and logging it again is logging a new inode.
-pub(super) fn inode_cap(geo: &Geometry) -> u32 {
+fn inode_cap(geo: &Geometry) -> u32 {
     let inode_item = INODE_FMT + INODE_CORE + 2 * OP_HDR;
     (2 * (geo.log_bytes / inode_item)).max(4096)
 }
@@ -88,13 +91,115 @@ fn merge_bits(mut v: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
     v
 }
 
-impl BlockSource for Sim {
+/// Inode allocation (`xfs_dialloc`): creates take fresh items past the writers' pools up to
+/// a cap, then reuse the oldest created inode (see `inode_cap`).
+#[derive(Clone, Debug)]
+pub(crate) struct InodeAlloc {
+    /// The first item a create allocated, the most the run creates, how many creates reused
+    /// one, and the next created item to try to reuse.
+    first_created: u32,
+    cap: u32,
+    reused: u64,
+    reuse_cursor: u64,
+}
+
+impl InodeAlloc {
+    /// `nitems` items exist before the first create.
+    pub fn new(nitems: u32, geo: &Geometry) -> InodeAlloc {
+        InodeAlloc { first_created: nitems, cap: nitems.saturating_add(inode_cap(geo)), reused: 0, reuse_cursor: 0 }
+    }
+    /// Creates that reused an inode.
+    pub fn reused(&self) -> u64 {
+        self.reused
+    }
+}
+
+/// The realtime files of the rt-alloc workload: the allocator (boxed: its bitmap is
+/// megabytes), each writer's last extent end (the locality hint of its next allocation), and
+/// the extents still allocated.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RtFiles {
+    alloc: Option<Box<RtAlloc>>,
+    hint: Vec<u64>,
+    live: Vec<(u64, u64)>,
+}
+
+impl RtFiles {
+    /// The rt-alloc workload's fragmented device, each writer's hint drawn from `rng`; none
+    /// for other workloads.
+    pub fn for_scenario(s: &Scenario, rng: &mut Pcg64Mcg) -> RtFiles {
+        if s.workload != WorkloadKind::RtAlloc {
+            return RtFiles::default();
+        }
+        let rt = crate::rtalloc::fragmented(s.rsum_cache == RsumCache::On, s.seed);
+        let n = rt.geo.rextents;
+        RtFiles {
+            hint: (0..s.writers).map(|_| rng.next_u64() % n).collect(),
+            alloc: Some(Box::new(rt)),
+            live: Vec::new(),
+        }
+    }
+    pub fn alloc(&self) -> Option<&RtAlloc> {
+        self.alloc.as_deref()
+    }
+}
+
+/// The items a writer works on: its directory's inode, the inobt leaf, then its hot blocks;
+/// and the directory a create workload makes its files in.
+#[derive(Clone, Debug)]
+pub(crate) struct WriterPool {
+    items: Vec<u32>,
+    next_item: usize,
+    dir: Dir,
+}
+
+impl WriterPool {
+    pub fn new(items: Vec<u32>) -> WriterPool {
+        WriterPool { items, next_item: 0, dir: Dir::default() }
+    }
+    pub fn dir(&self) -> &Dir {
+        &self.dir
+    }
+    /// The next of its `hot` items, round robin.
+    fn next_hot_item(&mut self, hot: usize) -> u32 {
+        let hot = hot.min(self.items.len()).max(1);
+        let id = self.items[self.next_item % hot];
+        self.next_item += 1;
+        id
+    }
+    /// Its directory, taken out to add an entry (made on the pool's blocks `2..hot` first).
+    fn take_dir(&mut self, hot: usize) -> Dir {
+        if self.dir.is_new() && hot > 2 {
+            self.dir = Dir::new(self.items[2..hot].to_vec());
+        }
+        std::mem::take(&mut self.dir)
+    }
+}
+
+/// What a writer's next transaction changes is built from: the parts of the simulation it
+/// reads and draws from, borrowed for one transaction.
+pub(super) struct TxBuilder<'a> {
+    pub scenario: &'a Scenario,
+    /// The writer, its transactions so far, its pool, and whether this transaction is an
+    /// O_DSYNC append's timestamp update.
+    pub w: TaskId,
+    pub tx: u64,
+    pub pool: &'a mut WriterPool,
+    pub timestamp: bool,
+    pub rng: &'a mut Pcg64Mcg,
+    pub items: &'a mut Vec<Item>,
+    pub ail: &'a Ail,
+    pub ialloc: &'a mut InodeAlloc,
+    pub rt: &'a mut RtFiles,
+}
+
+impl BlockSource for TxBuilder<'_> {
     fn new_block(&mut self) -> Option<u32> {
         self.new_item(ItemKind::Buf { dirty: 0 })
     }
 }
 
-impl Sim {
+impl TxBuilder<'_> {
     /// A run of `n` dirty chunks at a random place in a 4 KiB buffer.
     fn chunk_run(&mut self, n: u32) -> u32 {
         let n = n.clamp(1, BUF_CHUNKS);
@@ -103,16 +208,16 @@ impl Sim {
         mask << shift
     }
 
-    fn hot_item(&mut self, w: TaskId) -> u32 {
-        self.writers[w as usize].next_hot_item(self.scenario.tx_items as usize * 4)
+    fn hot_item(&mut self) -> u32 {
+        self.pool.next_hot_item(self.scenario.tx_items as usize * 4)
     }
 
     /// A new metadata item of `kind` while the metadata area has room and the run is under
     /// its cap (`inode_cap`).
     fn new_item(&mut self, kind: ItemKind) -> Option<u32> {
         let id = self.items.len() as u32;
-        if id as u64 >= layout::items_below(layout::meta_area_end(&self.scenario))
-            || id >= MAX_ITEMS.min(self.inode_cap)
+        if id as u64 >= layout::items_below(layout::meta_area_end(self.scenario))
+            || id >= MAX_ITEMS.min(self.ialloc.cap)
         {
             return None;
         }
@@ -126,7 +231,7 @@ impl Sim {
     /// which bounds a long run's memory. When the metadata area itself is full (a small
     /// filesystem), there is none: creates relog inodes from the writer's own pool.
     fn alloc_item(&mut self) -> Option<u32> {
-        let end = layout::meta_area_end(&self.scenario);
+        let end = layout::meta_area_end(self.scenario);
         let id = self.items.len() as u32;
         if id as u64 >= layout::items_below(end) {
             return None; // the area is full: no inode table to reuse either
@@ -135,15 +240,15 @@ impl Sim {
             return Some(id);
         }
         // Directory blocks are created items too: skip them.
-        let created = (id - self.first_created) as u64;
+        let created = (id - self.ialloc.first_created) as u64;
         for _ in 0..created {
-            let cand = self.first_created + (self.reuse_cursor % created) as u32;
-            self.reuse_cursor += 1;
+            let cand = self.ialloc.first_created + (self.ialloc.reuse_cursor % created) as u32;
+            self.ialloc.reuse_cursor += 1;
             let it = &self.items[cand as usize];
             if !it.kind.is_inode() {
                 continue;
             }
-            self.inodes_reused += 1;
+            self.ialloc.reused += 1;
             debug_assert!(
                 self.ail.lsn(cand).is_none() && it.pinned == 0 && it.flushing.is_none(),
                 "inode {cand} reused while still in the log"
@@ -170,17 +275,17 @@ impl Sim {
     fn rt_allocate(&mut self, w: TaskId) {
         let maxlen = 1 + self.rng.next_u64() % 16;
         let pick = self.rng.next_u64();
-        let Some(rt) = self.rt.as_mut() else { return };
+        let RtFiles { alloc: Some(rt), hint, live } = &mut *self.rt else { return };
+        let hint = &mut hint[w as usize];
         if pick.is_multiple_of(8) {
-            self.rt_hint[w as usize] = (pick >> 3) % rt.geo.rextents;
+            *hint = (pick >> 3) % rt.geo.rextents;
         }
-        let hint = self.rt_hint[w as usize];
-        if let Some((s, l)) = rt.allocate_near(hint, 1, maxlen) {
-            self.rt_hint[w as usize] = (s + l) % rt.geo.rextents;
-            self.rt_live.push((s, l));
+        if let Some((s, l)) = rt.allocate_near(*hint, 1, maxlen) {
+            *hint = (s + l) % rt.geo.rextents;
+            live.push((s, l));
         }
-        if self.rt_live.len() > 64 {
-            let (s, l) = self.rt_live.swap_remove((pick % self.rt_live.len() as u64) as usize);
+        if live.len() > 64 {
+            let (s, l) = live.swap_remove((pick % live.len() as u64) as usize);
             rt.free_range(s, l);
         }
     }
@@ -195,20 +300,19 @@ impl Sim {
             return self.create_changes_chunk(w, out);
         }
         let (n, chunks) = (self.scenario.tx_items, self.scenario.tx_chunks);
-        let wr = &self.writers[w as usize];
-        let (tx, pool_len) = (wr.tx_count(), wr.items().len());
+        let (tx, pool_len) = (self.tx, self.pool.items.len());
         let hot = (n as usize * 4).min(pool_len).max(1);
-        self.new_inode(w, hot, out);
+        self.new_inode(hot, out);
         // The writer's pool: its directory's inode, the inobt leaf, then the directory's
         // first blocks.
-        let mut dir = self.writers[w as usize].take_dir(hot);
+        let mut dir = self.pool.take_dir(hot);
         let name = format!("f{tx}");
         let mut dirty = Vec::with_capacity(8);
         let added = dir.add(name.as_bytes(), self, &mut dirty);
         let blocks = dir.block_count() as u32;
-        self.writers[w as usize].put_dir(dir);
+        self.pool.dir = dir;
         if added {
-            let pool = self.writers[w as usize].items();
+            let pool = &self.pool.items;
             // Its data fork: an extent per block, or a bmap btree root once they overflow
             // the inode's literal area (88 bytes logged, as the kernel does).
             let data_fork = if blocks * 16 <= INODE_LITERAL { blocks * 16 } else { BMBT_ROOT };
@@ -218,7 +322,7 @@ impl Sim {
         // (16 bytes per 64 inodes after the btree block header).
         out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
         if pool_len > 1 {
-            let inobt = self.writers[w as usize].items()[1];
+            let inobt = self.pool.items[1];
             let rec = 56 + 16 * ((tx / 64) % 252) as u32;
             dirty.push((inobt, 1 << (rec / 128)));
         }
@@ -226,7 +330,7 @@ impl Sim {
             out.push((id, self.buf_change(id, bits)));
         }
         for _ in 4..n {
-            let id = self.hot_item(w);
+            let id = self.hot_item();
             let dirty = self.chunk_run(chunks);
             out.push((id, ItemKind::Buf { dirty }));
         }
@@ -235,12 +339,11 @@ impl Sim {
     /// The create's new inode (`alloc_item`). Once the area is full, an inode from the part
     /// of the pool past `hot` is relogged instead: `hot_item` never logs those as buffers,
     /// so one block is never both an inode and a buffer.
-    fn new_inode(&mut self, w: TaskId, hot: usize, out: &mut Vec<(u32, ItemKind)>) {
-        let wr = &self.writers[w as usize];
-        let (tx, pool_len) = (wr.tx_count(), wr.items().len());
+    fn new_inode(&mut self, hot: usize, out: &mut Vec<(u32, ItemKind)>) {
+        let (tx, pool_len) = (self.tx, self.pool.items.len());
         let fresh = match self.alloc_item() {
             Some(id) => Some(id),
-            None if pool_len > hot => Some(self.writers[w as usize].items()[hot + tx as usize % (pool_len - hot)]),
+            None if pool_len > hot => Some(self.pool.items[hot + tx as usize % (pool_len - hot)]),
             None => None,
         };
         if let Some(fresh) = fresh {
@@ -252,15 +355,14 @@ impl Sim {
     /// buffer, the AGI.
     fn create_changes_chunk(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
         let (n, chunks) = (self.scenario.tx_items, self.scenario.tx_chunks);
-        let wr = &self.writers[w as usize];
-        let (tx, pool_len, dir) = (wr.tx_count(), wr.items().len(), wr.items()[0]);
+        let (tx, pool_len, dir) = (self.tx, self.pool.items.len(), self.pool.items[0]);
         let dir_chunk = 1u32 << (tx % BUF_CHUNKS as u64);
         out.push((dir, ItemKind::Buf { dirty: dir_chunk }));
         let hot = (n as usize * 4).min(pool_len).max(1);
-        self.new_inode(w, hot, out);
+        self.new_inode(hot, out);
         out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
         for _ in 3..n {
-            let id = self.hot_item(w);
+            let id = self.hot_item();
             let dirty = self.chunk_run(chunks);
             out.push((id, ItemKind::Buf { dirty }));
         }
@@ -270,9 +372,8 @@ impl Sim {
     /// directory blocks logged whole, two empty out and are marked stale in the same context
     /// (header only). Both make CIL space used go backwards; the working set stays fixed.
     fn remove_changes(&mut self, w: TaskId, out: &mut Vec<(u32, ItemKind)>) {
-        let wr = &self.writers[w as usize];
-        let (tx, pool_len) = (wr.tx_count(), wr.items().len());
-        let pool = |s: &Sim, i: usize| s.writers[w as usize].items()[i];
+        let (tx, pool_len) = (self.tx, self.pool.items.len());
+        let pool = |s: &TxBuilder, i: usize| s.pool.items[i];
         let steps = 8u64;
         let attr_fork = FORK_MAX - (tx % steps) as u32 * (FORK_MAX / steps as u32);
         let half = (pool_len / 2).max(1);
@@ -285,19 +386,20 @@ impl Sim {
         out.push((w % SHARED_ITEMS, ItemKind::Buf { dirty: 1 }));
     }
 
-    /// The items writer `w`'s next transaction changes, with their new contents.
-    pub(super) fn workload_changes(&mut self, w: TaskId) -> Vec<(u32, ItemKind)> {
+    /// The items the writer's next transaction changes, with their new contents.
+    pub(super) fn changes(&mut self) -> Vec<(u32, ItemKind)> {
+        let w = self.w;
         let n = self.scenario.tx_items;
         let chunks = self.scenario.tx_chunks;
-        let tx = self.writers[w as usize].tx_count();
-        let pool_len = self.writers[w as usize].items().len();
-        let pool = |s: &Sim, i: usize| s.writers[w as usize].items()[i];
+        let tx = self.tx;
+        let pool_len = self.pool.items.len();
+        let pool = |s: &TxBuilder, i: usize| s.pool.items[i];
         let ag_header = w % SHARED_ITEMS;
         let mut out = Vec::with_capacity(n as usize + 2);
         match self.scenario.workload {
             WorkloadKind::FsyncHeavy => {
                 for _ in 0..n {
-                    let id = self.hot_item(w);
+                    let id = self.hot_item();
                     let dirty = self.chunk_run(chunks);
                     out.push((id, ItemKind::Buf { dirty }));
                 }
@@ -309,7 +411,7 @@ impl Sim {
                 // the speculative preallocation allocates: the AGF and bmap btree buffers.
                 // Its timestamp update, before the data is written, logs the same inode (its
                 // fields stay dirty until writeback) with the extents the file has so far.
-                let timestamp = self.timestamp_tx(w);
+                let timestamp = self.timestamp;
                 let extents = appends_allocating(tx + !timestamp as u64) as u32 + 1;
                 let data_fork = (16 * extents).min(FORK_MAX);
                 out.push((pool(self, 0), ItemKind::Inode { data_fork, attr_fork: 0 }));

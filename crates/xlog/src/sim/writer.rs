@@ -1,6 +1,8 @@
 //! Writer tasks: reserve, commit into the CIL (delayed logging), throttle, fsync.
 
+use super::sched::base_slice;
 use super::tags::IoTag;
+use super::workload::{TxBuilder, WriterPool};
 use super::Sim;
 use crate::cil::{shadow_size, xlog_cil_blocking_space_limit, xlog_cil_space_limit};
 use crate::device::ReqFlags;
@@ -76,10 +78,8 @@ pub(crate) struct Writer {
     state: WriterState,
     ticket: Option<Ticket>,
     tx_start: u64,
-    items: Vec<u32>,
-    next_item: usize,
-    /// The directory a create workload's writer makes its files in.
-    dir: super::dir::Dir,
+    /// The items it works on, and its directory (the workload's).
+    pool: WriterPool,
     tx_count: u64,
     /// CIL sequence the last transaction committed into.
     seq: u64,
@@ -124,18 +124,11 @@ impl Writer {
     pub fn tx_start(&self) -> u64 {
         self.tx_start
     }
-    pub fn tx_count(&self) -> u64 {
-        self.tx_count
+    pub fn pool(&self) -> &WriterPool {
+        &self.pool
     }
     pub fn data_version(&self) -> u64 {
         self.data_version
-    }
-    /// Its pool of items: its directory's inode, the inobt leaf, then its hot blocks.
-    pub fn items(&self) -> &[u32] {
-        &self.items
-    }
-    pub fn dir(&self) -> &super::dir::Dir {
-        &self.dir
     }
     /// Its O_DSYNC append's I/O completion runs (in a kernel worker woken at `ioend_woke`).
     pub fn ioend_ran(&self) -> bool {
@@ -209,32 +202,13 @@ impl Writer {
         self.on_cpu = false;
         Some(self.cpu)
     }
-    /// The next of its `hot` items, round robin.
-    pub fn next_hot_item(&mut self, hot: usize) -> u32 {
-        let hot = hot.min(self.items.len()).max(1);
-        let id = self.items[self.next_item % hot];
-        self.next_item += 1;
-        id
-    }
-    /// Its directory, taken out to add an entry (made on its pool's blocks `2..hot` first).
-    pub fn take_dir(&mut self, hot: usize) -> super::dir::Dir {
-        if self.dir.is_new() && hot > 2 {
-            self.dir = super::dir::Dir::new(self.items[2..hot].to_vec());
-        }
-        std::mem::take(&mut self.dir)
-    }
-    pub fn put_dir(&mut self, dir: super::dir::Dir) {
-        self.dir = dir;
-    }
 
     pub fn new(items: Vec<u32>) -> Writer {
         Writer {
             state: WriterState::Thinking,
             ticket: None,
             tx_start: 0,
-            items,
-            next_item: 0,
-            dir: Default::default(),
+            pool: WriterPool::new(items),
             tx_count: 0,
             seq: 0,
             commit_lsn: Lsn::ZERO,
@@ -437,7 +411,21 @@ impl Sim {
     /// space, give back the rest of the reservation, then push and throttle as needed.
     fn xlog_cil_commit(&mut self, w: TaskId) {
         let wi = w as usize;
-        let changes = self.workload_changes(w);
+        let timestamp = self.timestamp_tx(w);
+        let wr = &mut self.writers[wi];
+        let changes = TxBuilder {
+            scenario: &self.scenario,
+            w,
+            tx: wr.tx_count,
+            pool: &mut wr.pool,
+            timestamp,
+            rng: &mut self.rng,
+            items: &mut self.items,
+            ail: &self.ail,
+            ialloc: &mut self.ialloc,
+            rt: &mut self.rt,
+        }
+        .changes();
         let seq = self.cil.ctx().sequence();
         let round = self.scenario.shadow_round;
         let mut formatted = Vec::with_capacity(changes.len());
@@ -774,5 +762,85 @@ impl Sim {
     /// data into the page cache) comes before its transactions.
     fn work_in_tx(&self) -> bool {
         self.scenario.tx_work == TxWorkAt::Inside && self.scenario.workload != WorkloadKind::SyncAppend
+    }
+}
+
+impl Sim {
+    /// Runs `think` ns of writer `w`'s CPU work: on a free CPU of the pool now, or after the
+    /// tasks queued before it.
+    pub(super) fn think_on_cpu(&mut self, w: TaskId, think: u64) {
+        if !self.cpus.enabled() {
+            self.writers[w as usize].set_task_cpu(w);
+            return self.wake_at(self.now + think, w);
+        }
+        if self.writers[w as usize].take_holding() {
+            return self.think_on_held_cpu(w, think);
+        }
+        let last = self.writers[w as usize].task_cpu();
+        match self.cpus.select_idle_cpu(last) {
+            Some(cpu) => self.run_on(cpu, w, think),
+            None => self.cpus.enqueue_wakeup(w, think, last),
+        }
+    }
+
+    /// A kernel worker woken to run `ns` of CPU work for writer `w` (its I/O completion): on
+    /// an idle CPU, the writer's last when idle, else runnable in front of the writers, behind
+    /// the kernel workers woken before it (EEVDF places a woken sleeper with its lag).
+    pub(super) fn kworker_on_cpu(&mut self, w: TaskId, ns: Ns) {
+        self.writers[w as usize].ioend_wakeup(self.now);
+        let last = self.writers[w as usize].task_cpu();
+        match self.cpus.select_idle_cpu(last) {
+            Some(cpu) => self.run_on(cpu, w, ns),
+            None => self.kworker_runnable(w, ns, last),
+        }
+    }
+
+    /// Writer `w`'s think ended. By default it gives its CPU back now; with
+    /// `cpu_model=kernel` it holds it through its transaction's steps (which take no CPU time
+    /// in the model) until it thinks again or sleeps (`writer_cpu_settle`).
+    pub(super) fn think_done(&mut self, w: TaskId) {
+        let kernel = self.kernel_threads_on_cpus();
+        if let Some(cpu) = self.writers[w as usize].put_prev_task(kernel) {
+            self.cpu_release(cpu);
+        }
+    }
+
+    /// Writer `w` thinks again on the CPU it holds: within its slice it runs on (EEVDF does
+    /// not preempt a running task within its slice, `RUN_TO_PARITY`); with its slice used up
+    /// and a task waiting on its CPU's queue, it queues again (at the back; with
+    /// `cpu_model=kernel`'s fair queue, by the CPU time it has had) and the CPU goes to the
+    /// first task.
+    fn think_on_held_cpu(&mut self, w: TaskId, think: u64) {
+        let slice = base_slice(self.cpus.ncpus());
+        let wr = &mut self.writers[w as usize];
+        if wr.slice_used_up() && self.cpus.has_runnable(wr.task_cpu()) {
+            let cpu = wr.yield_cpu();
+            self.cpus.enqueue_task(w, think, cpu);
+            return self.cpu_release(cpu);
+        }
+        wr.run_in_slice(slice, think);
+        self.cpus.charge(w, think);
+        self.wake_at(self.now + think, w);
+    }
+
+    /// After writer `w`'s steps that take no CPU time: if it did not think again on the CPU
+    /// it held, it sleeps (or has stopped) and gives the CPU back. A writer about to start its
+    /// next transaction at this instant (`Thinking`) keeps it.
+    pub(super) fn writer_cpu_settle(&mut self, w: TaskId) {
+        if let Some(cpu) = self.writers[w as usize].settle_cpu() {
+            self.cpu_release(cpu);
+        }
+    }
+
+    pub(super) fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
+        let slice = base_slice(self.cpus.ncpus());
+        let wr = &mut self.writers[w as usize];
+        if wr.ioend_ran() {
+            self.counters.ioend_time_ns[0] += think;
+            self.counters.ioend_time_ns[1] += self.now - wr.ioend_woke();
+        }
+        wr.set_next_task(cpu, slice, think);
+        self.cpus.charge(w, think);
+        self.wake_at(self.now + think, w);
     }
 }
