@@ -7,8 +7,8 @@ mod canvas;
 mod components;
 mod crash_job;
 mod download;
+mod drawing;
 mod driver;
-mod geometry;
 mod keyframes;
 mod keys;
 mod narrate;
@@ -31,12 +31,12 @@ use components::{
     help::Help,
     lesson::{LessonCard, LessonList},
     logbar::LogBar,
+    mkfs_panel::SizingPanel,
     picker::Picker,
     plots::Plots,
     ring::IclogRing,
     rsum::RsumPanel,
     settings::Settings,
-    sizing::SizingPanel,
     stats::Stats,
     sweep::SweepPanel,
     tasks::TasksPanel,

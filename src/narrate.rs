@@ -1,7 +1,7 @@
 //! Narration for the ARIA live region: what changed between two frames, in kernel terms
 //! ("iclog 3 → SYNCING, PREFLUSH|FUA"), so the lab can be followed without seeing it.
 
-use crate::geometry::state_label;
+use crate::drawing::state_label;
 use xlog::{icl_flags_str, View};
 
 /// At most this many lines per frame: at speed the region summarises instead.

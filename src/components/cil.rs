@@ -1,7 +1,7 @@
 //! The CIL panel: the open context filling toward its push and throttle limits, the throttle
 //! queue, and the checkpoints being pushed.
 
-use crate::geometry::cil_bar;
+use crate::drawing::cil_bar;
 use crate::palette;
 use std::rc::Rc;
 use xlog::CilView;

@@ -1,7 +1,7 @@
 //! The on-disk log: the whole ring as a bar (live region from tail to head, wrapping at the
 //! physical end), and a zoom on the live part with the grant heads and checkpoints by LSN.
 
-use crate::geometry::{grant_fraction, log_fraction, log_zoom};
+use crate::drawing::{grant_fraction, log_fraction, log_zoom};
 use crate::palette;
 use std::rc::Rc;
 use xlog::{LogSpaceView, View};

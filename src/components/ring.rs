@@ -1,6 +1,6 @@
 //! The iclog ring: one segment per iclog, coloured by state, filled by use.
 
-use crate::geometry::{ring_segments, state_label};
+use crate::drawing::{ring_segments, state_label};
 use crate::palette;
 use std::rc::Rc;
 use xlog::{icl_flags_str, IclogsView, View};

@@ -89,7 +89,7 @@ fn metric(v: &Value, k: &str) -> Option<f64> {
 
 /// Source thread 000's published values on this chart, as (line, x, value): a sweep of `log_size`
 /// by `device` over the source thread's logs and devices, charting a metric the source thread's table has.
-fn seed_points(s: &Sweep, y: &str) -> Vec<(usize, usize, f64)> {
+fn thread_points(s: &Sweep, y: &str) -> Vec<(usize, usize, f64)> {
     let (Some((k1, xs)), Some((k2, lines))) = (s.vary.first(), s.vary.get(1)) else { return Vec::new() };
     if k1 != "log_size" || k2 != "device" {
         return Vec::new();
@@ -98,7 +98,7 @@ fn seed_points(s: &Sweep, y: &str) -> Vec<(usize, usize, f64)> {
     for (li, dev) in lines.iter().enumerate() {
         for (xi, x) in xs.iter().enumerate() {
             let Ok(bytes) = xlog::parse_size("log_size", x) else { continue };
-            if let Some(v) = xlog::seeds::seed000(dev, bytes, y) {
+            if let Some(v) = xlog::source_threads::thread000(dev, bytes, y) {
                 out.push((li, xi, v));
             }
         }
@@ -111,7 +111,7 @@ fn draw(canvas: &HtmlCanvasElement, scale: f64, s: &Sweep, y: &str) -> Option<()
     root.fill(&WHITE).ok()?;
     let (k1, xs) = s.vary.first()?;
     let lines: Vec<String> = s.vary.get(1).map_or(vec![String::new()], |(_, v)| v.clone());
-    let seed = seed_points(s, y);
+    let seed = thread_points(s, y);
     let model_max = s.results.iter().flatten().filter_map(|r| metric(r, y)).fold(0.0f64, f64::max);
     let ymax = seed.iter().map(|p| p.2).fold(model_max, f64::max).max(1e-9) * 1.1;
     let font = ("sans-serif", 12.0 * scale).into_font();
@@ -334,7 +334,7 @@ pub fn sweep_panel() -> Html {
                     { for vals.iter().enumerate().map(|(i, v)| html! {
                         <span style={format!("--c:{}", LINE_COLOURS[i % LINE_COLOURS.len()])}>{ format!("{k2}={v}") }</span>
                     }) }
-                    if sweep.as_ref().is_some_and(|s| !seed_points(s, &y).is_empty()) {
+                    if sweep.as_ref().is_some_and(|s| !thread_points(s, &y).is_empty()) {
                         <em data-testid="sweep-seed">{ "lines: the model; rings: what source thread 000 published for the same logs and devices" }</em>
                     }
                 </div>

@@ -2,8 +2,8 @@
 //! why it is blocked, as a chain of kernel objects. With a CPU pool (`cpus`), who runs on each
 //! CPU and who waits for one, kernel threads beside the writers.
 
+use crate::drawing::writer_label;
 use crate::driver::Lab;
-use crate::geometry::writer_label;
 use crate::palette;
 use std::rc::Rc;
 use xlog::{CpuTask, CpusView, View};

@@ -4,7 +4,7 @@
 //! LSN and the checkpoints it commits.
 
 use crate::canvas::{context_2d, use_canvas};
-use crate::geometry::{checkpoint_brackets, timeline_bars, CheckpointBracket, TimelineBar, TIMELINE_ROWS};
+use crate::drawing::{checkpoint_brackets, timeline_bars, CheckpointBracket, TimelineBar, TIMELINE_ROWS};
 use crate::palette;
 use std::rc::Rc;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -43,7 +43,7 @@ pub fn purpose(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
             let ck = if s.checkpoints.is_empty() {
                 String::new()
             } else {
-                format!(", commit record of checkpoint {}", crate::geometry::list(&s.checkpoints))
+                format!(", commit record of checkpoint {}", crate::drawing::list(&s.checkpoints))
             };
             let within: Vec<u64> = checkpoints
                 .iter()
@@ -53,7 +53,7 @@ pub fn purpose(s: &IoSpan, checkpoints: &[CheckpointPanel]) -> String {
             let part = match within.as_slice() {
                 [] => String::new(),
                 [one] => format!(", part of checkpoint {one}"),
-                many => format!(", part of checkpoints {}", crate::geometry::list(many)),
+                many => format!(", part of checkpoints {}", crate::drawing::list(many)),
             };
             format!("log record from iclog {iclog} at LSN {lsn}{part}{ck}")
         }

@@ -117,7 +117,7 @@ fn fsmark(iclog: u64) -> Scenario {
 /// The kernel of source thread 003 (5.7/5.8): flushes on every iclog, one push at a time,
 /// commit records unordered, the 5.7 throttle, reservations push the AIL, no FUA from libata;
 /// fsmark on a SATA SSD.
-fn seed003() -> Scenario {
+fn thread003() -> Scenario {
     Scenario {
         ail_push: AilPush::Grant,
         cil_space: CilSpace::Global,
@@ -136,7 +136,7 @@ fn seed003() -> Scenario {
 /// complete 200 / (mean latency) appends per second, and the mean is at most the p99.5, so
 /// an append is at most BW x p99.5 / 200: 156 KB on the 4-HDD 160 MB row (364 MB/s, 86 ms),
 /// the tightest of the table's rows. The largest power of two under it is 128 KiB.
-const SEED000_APPEND: u64 = 128 << 10;
+const THREAD000_APPEND: u64 = 128 << 10;
 
 /// How the lab plays a preset: the virtual time per frame at which its headline event shows
 /// within a few seconds of Play (at 60 frames a second, and at most `FRAME_EVENT_BUDGET`
@@ -241,7 +241,7 @@ pub static PRESETS: &[Preset] = &[
             writers: 200,
             fsync: true,
             tx_items: 3,
-            append_size: Size(SEED000_APPEND),
+            append_size: Size(THREAD000_APPEND),
             ..Scenario::default()
         },
         fix: &[],
@@ -262,7 +262,7 @@ pub static PRESETS: &[Preset] = &[
             tx_logres: 109_048,
             tx_logcount: 4,
             tx_items: 3,
-            append_size: Size(SEED000_APPEND),
+            append_size: Size(THREAD000_APPEND),
             // One free-space or bmap btree block not in memory per allocation: the
             // reservation stays out for a random read (a seek on disks, a page read on flash).
             tx_reads: 1,
@@ -309,13 +309,13 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         name: "cil-throttle-32mb",
         about: "source thread 003: 16-way fsmark on a 32MiB log; the CIL throttle catches every writer",
-        build: || Scenario { writers: 16, log_size: Size(32 << 20), ..seed003() },
+        build: || Scenario { writers: 16, log_size: Size(32 << 20), ..thread003() },
         fix: &[],
     },
     Preset {
         name: "cil-throttle-64mb",
         about: "source thread 003: 32-way fsmark on a 64MiB log; grant-head waits take over from the CIL throttle",
-        build: || Scenario { writers: 32, log_size: Size(64 << 20), ..seed003() },
+        build: || Scenario { writers: 32, log_size: Size(64 << 20), ..thread003() },
         fix: &[],
     },
     Preset {
@@ -330,7 +330,7 @@ pub static PRESETS: &[Preset] = &[
             device: DeviceClass::Nvme,
             cpus: 4,
             duration: Duration(10 * NS_PER_SEC),
-            ..seed003()
+            ..thread003()
         },
         fix: &[],
     },

@@ -27,17 +27,17 @@ pub enum SizingAlgo {
     /// xfsprogs ≤ 5.14: tiny / small / 2048:1 tiers.
     Pre2022,
     /// The 2022 patch as posted: 2048:1, 64 MiB floor, filesystems under 512 MB get the minimum.
-    SeedPatch,
+    PostedPatch,
     /// What shipped in xfsprogs 5.15 and is in 6.1: the same with a 300 MB threshold.
     Xfsprogs61,
 }
 
 impl SizingAlgo {
-    pub const ALL: [SizingAlgo; 3] = [SizingAlgo::Pre2022, SizingAlgo::SeedPatch, SizingAlgo::Xfsprogs61];
+    pub const ALL: [SizingAlgo; 3] = [SizingAlgo::Pre2022, SizingAlgo::PostedPatch, SizingAlgo::Xfsprogs61];
     pub fn as_str(self) -> &'static str {
         match self {
             SizingAlgo::Pre2022 => "pre-2022",
-            SizingAlgo::SeedPatch => "seed-patch",
+            SizingAlgo::PostedPatch => "seed-patch",
             SizingAlgo::Xfsprogs61 => "xfsprogs-6.1",
         }
     }
@@ -646,8 +646,8 @@ pub fn size_log(inp: &SizingInput, algo: SizingAlgo) -> Result<SizingReport, Str
                 ratio
             }
         }
-        SizingAlgo::SeedPatch | SizingAlgo::Xfsprogs61 => {
-            let (tiny, label) = if algo == SizingAlgo::SeedPatch { (mb(512), "512 MB") } else { (mb(300), "300 MB") };
+        SizingAlgo::PostedPatch | SizingAlgo::Xfsprogs61 => {
+            let (tiny, label) = if algo == SizingAlgo::PostedPatch { (mb(512), "512 MB") } else { (mb(300), "300 MB") };
             steps.push(format!("2048:1 ratio = {ratio}"));
             let mut v = ratio.max(mb(64));
             if v > ratio {
@@ -756,8 +756,8 @@ mod tests {
     }
 
     #[test]
-    fn seed_patch_threshold_differs_from_shipped() {
-        let r = size_log(&sz(400 << 20), SizingAlgo::SeedPatch).unwrap();
+    fn posted_patch_threshold_differs_from_shipped() {
+        let r = size_log(&sz(400 << 20), SizingAlgo::PostedPatch).unwrap();
         let s = size_log(&sz(400 << 20), SizingAlgo::Xfsprogs61).unwrap();
         assert!(r.log_blocks < s.log_blocks, "{} vs {}", r.log_blocks, s.log_blocks);
         assert_eq!(s.log_blocks, 16384);

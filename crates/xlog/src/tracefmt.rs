@@ -318,7 +318,7 @@ fn li_type(inode: bool) -> &'static str {
 }
 
 /// A whole run's trace in trace-cmd text (header included).
-/// The command name the workload's writer tasks run under in a trace (what the seeds ran).
+/// The command name the workload's writer tasks run under in a trace (what the source threads ran).
 pub fn writer_comm(s: &Scenario) -> &'static str {
     match s.workload {
         WorkloadKind::SyncAppend => "xfs_io",

@@ -1,4 +1,5 @@
-//! Pure geometry of the iclog ring drawing: a plain function of the view, testable natively.
+//! The lab's drawing math (not the log's geometry: that is `xlog::geometry`): the iclog ring,
+//! the log zoom, timeline bars and checkpoint brackets, plain functions of the views, tested natively.
 
 use crate::palette;
 use xlog::{
