@@ -61,20 +61,6 @@ pub fn open(search: &str) -> Opened {
     if search.trim_start_matches('?').is_empty() {
         return Opened::default_scenario(None);
     }
-    // `?lesson=ID` alone (or with `seed=` and `done=`) opens the lesson's own link for that seed.
-    if let Ok(d) = url::decode(search) {
-        if let (Some(id), None) = (d.extra("lesson"), d.preset.as_ref()) {
-            return match loglab_lessons::find(id).and_then(|l| l.link(d.scenario.seed)) {
-                Ok(q) => {
-                    let done = d.extra("done").map(|v| format!("&done={v}")).unwrap_or_default();
-                    open(&format!("{q}{done}"))
-                }
-                Err(e) => Opened::default_scenario(Some(format!(
-                    "This link could not be opened ({e}); showing the default scenario."
-                ))),
-            };
-        }
-    }
     let decoded = match url::decode(search) {
         Ok(d) => d,
         Err(e) => {
@@ -83,6 +69,18 @@ pub fn open(search: &str) -> Opened {
             )))
         }
     };
+    // `?lesson=ID` alone (or with `seed=` and `done=`) opens the lesson's own link for that seed.
+    if let (Some(id), None) = (decoded.extra("lesson"), decoded.preset.as_ref()) {
+        return match loglab_lessons::find(id).and_then(|l| l.link(decoded.scenario.seed)) {
+            Ok(q) => {
+                let done = decoded.extra("done").map(|v| format!("&done={v}")).unwrap_or_default();
+                open(&format!("{q}{done}"))
+            }
+            Err(e) => Opened::default_scenario(Some(format!(
+                "This link could not be opened ({e}); showing the default scenario."
+            ))),
+        };
+    }
     let at = match decoded.at() {
         Ok(at) => at,
         Err(e) => {
@@ -91,7 +89,7 @@ pub fn open(search: &str) -> Opened {
             )))
         }
     };
-    let crash = match CrashLink::parse(search) {
+    let crash = match CrashLink::of(&decoded) {
         Ok(c) => c,
         Err(e) => {
             return Opened::default_scenario(Some(format!(

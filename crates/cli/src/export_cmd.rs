@@ -45,7 +45,7 @@ pub fn image(a: &ImageArgs) -> Result<(), String> {
         return Err(format!("--image {name}: log sector size {} is not supported (512 only)", sb.logsectsize));
     }
     // The simulated log takes the image's geometry and identity.
-    let mut s = a.scenario.load()?;
+    let (mut s, link) = a.scenario.load_with_link()?;
     s.external_log = false;
     s.log_size = Size(sb.logblocks * sb.blocksize);
     s.lsu = Size(if sb.logsunit > 1 { sb.logsunit } else { 0 });
@@ -69,7 +69,7 @@ pub fn image(a: &ImageArgs) -> Result<(), String> {
         "log_ops": scan.ops,
         "commit_records": scan.commit_records,
         "checkpoints": m.checkpoints,
-        "url": a.scenario.link(&s),
+        "url": a.scenario.link_of(&s, link.as_ref()),
     });
     if a.json {
         crate::print_json(&v);
@@ -88,7 +88,7 @@ pub fn image(a: &ImageArgs) -> Result<(), String> {
 }
 
 pub fn logwrites(a: &LogwritesArgs) -> Result<(), String> {
-    let s = a.scenario.load()?;
+    let (s, link) = a.scenario.load_with_link()?;
     let until = a.until.as_deref().map(|u| xlog::parse_duration("--until", u)).transpose()?;
     let LogWrites { entries, bytes, sim } = xlog::moment::logwrites_to(&s, Moment::until(until))?;
     std::fs::write(&a.out, &bytes).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
@@ -104,7 +104,7 @@ pub fn logwrites(a: &LogwritesArgs) -> Result<(), String> {
         "log_start_sector": sim.log_start_sector(),
         "log_bb": sim.geometry().log_bb,
         "checkpoints": sim.metrics().checkpoints,
-        "url": a.scenario.link(&s),
+        "url": a.scenario.link_of(&s, link.as_ref()),
     });
     if a.json {
         crate::print_json(&v);

@@ -267,13 +267,8 @@ impl ScenarioArgs {
         Ok((s, decoded))
     }
 
-    /// The preset a link should be relative to: the named one, or the link's own.
-    pub fn base_preset(&self) -> Option<String> {
-        let decoded = self.url.as_deref().and_then(|u| xlog::url::decode(u).ok());
-        self.base_preset_of(decoded.as_ref())
-    }
-
-    /// `base_preset`, with `--url` already decoded.
+    /// The preset a link should be relative to: the named one, or the link's own (`--url`,
+    /// decoded once by `load_with_link`).
     fn base_preset_of(&self, decoded: Option<&xlog::url::Decoded>) -> Option<String> {
         if self.fixed {
             return None;
@@ -281,12 +276,7 @@ impl ScenarioArgs {
         self.preset.clone().or_else(|| decoded?.preset.clone())
     }
 
-    /// A link that reproduces this scenario.
-    pub fn link(&self, s: &Scenario) -> String {
-        lab_link(s, self.base_preset().as_deref()).unwrap_or_else(|_| LAB_ORIGIN.into())
-    }
-
-    /// `link`, with `--url` already decoded (`load_with_link`).
+    /// A link that reproduces this scenario, with `--url` as `load_with_link` decoded it.
     pub fn link_of(&self, s: &Scenario, decoded: Option<&xlog::url::Decoded>) -> String {
         lab_link(s, self.base_preset_of(decoded).as_deref()).unwrap_or_else(|_| LAB_ORIGIN.into())
     }

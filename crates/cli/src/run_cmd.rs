@@ -8,9 +8,9 @@ use xlog::{
     format_duration, parse_duration, trace_cmd_header, writer_comm, Scenario, Sim, TraceCmdPrinter, REPORT_GROUPS,
 };
 
-/// The command name writer tasks get in traces: what ran the seed workloads.
+/// The command name writer tasks get in traces: what ran the source threads' workloads.
 pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>, until: Option<&str>) -> Result<(), String> {
-    let s = args.load()?;
+    let (s, link) = args.load_with_link()?;
     let until = until
         .map(|u| {
             let t = parse_duration("--until", u)?;
@@ -40,7 +40,7 @@ pub fn run(args: &ScenarioArgs, as_json: bool, trace: Option<&Path>, until: Opti
         crate::print_json(&v);
     } else {
         print_report(&v);
-        println!("reproduce: {}", args.link(&s));
+        println!("reproduce: {}", args.link_of(&s, link.as_ref()));
     }
     Ok(())
 }

@@ -32,7 +32,7 @@ pub struct SweepArgs {
 }
 
 pub fn run(a: &SweepArgs) -> Result<(), String> {
-    let base = a.scenario.load()?;
+    let (base, link) = a.scenario.load_with_link()?;
     let vary = a.vary.iter().map(|v| xlog::sweep::parse_vary(v)).collect::<Result<Vec<_>, String>>()?;
     let rows = xlog::sweep::grid(&vary);
     // Validate every point before spending time on any of them.
@@ -63,7 +63,7 @@ pub fn run(a: &SweepArgs) -> Result<(), String> {
             "loglab_shard": {
                 "kind": "sweep",
                 "shard": shard.to_string(),
-                "exploration": {"url": a.scenario.link(&base), "vary": a.vary},
+                "exploration": {"url": a.scenario.link_of(&base, link.as_ref()), "vary": a.vary},
                 "cells": scenarios.len(),
             },
             "rows": mine.iter().zip(&out).map(|(i, r)| json!({"cell": i, "row": r})).collect::<Vec<_>>(),

@@ -198,7 +198,7 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
             Ok(())
         }
         KernelCmd::Compare(a) => {
-            let s = a.scenario.load()?;
+            let (s, link) = a.scenario.load_with_link()?;
             let (ms, changed) = if a.as_given { (s.clone(), Vec::new()) } else { as_running_kernel(&s) };
             let m = model_run(&ms)?;
             let k = kernel_run(&s, &a)?;
@@ -217,7 +217,7 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
                 )
             });
             let v = json!({
-                "scenario": a.scenario.link(&s),
+                "scenario": a.scenario.link_of(&s, link.as_ref()),
                 "model_scenario": crate::lab_link(&ms, None)?,
                 "model_set_to_running_kernel": changed.clone(),
                 "model": m,
