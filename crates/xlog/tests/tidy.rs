@@ -322,3 +322,34 @@ fn the_event_loop_keeps_its_methods_in_few_files_and_its_door_in_one() {
     let lines = fs::read_to_string(dir.join("mod.rs")).unwrap().lines().count();
     assert!(lines <= 350, "sim/mod.rs has {lines} lines (at most 350)");
 }
+
+/// ARCHITECTURE.md names every source file of the workspace (by its stem), so the map stays
+/// true as files come and go.
+#[test]
+fn the_architecture_page_names_every_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let page = fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let words: Vec<&str> = page.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+    let mut missing = Vec::new();
+    let mut stack = vec![
+        root.join("crates/xlog/src"),
+        root.join("crates/cli/src"),
+        root.join("crates/lessons/src"),
+        root.join("src"),
+    ];
+    while let Some(dir) = stack.pop() {
+        for e in fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+            if path.extension().is_some_and(|x| x == "rs") && !words.contains(&stem.as_str()) {
+                missing.push(path.strip_prefix(&root).unwrap().display().to_string());
+            }
+        }
+    }
+    missing.sort();
+    assert!(missing.is_empty(), "ARCHITECTURE.md does not name {missing:?}");
+}
