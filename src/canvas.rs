@@ -1,6 +1,6 @@
 //! The one way the lab draws on a canvas: a hook that sizes the canvas for the screen's pixel
 //! ratio (sharp on HiDPI) and redraws it only when its inputs change. What is drawn comes from
-//! pure functions (`geometry`, `series`) tested natively.
+//! pure functions (`drawing`, `series`) tested natively.
 
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};

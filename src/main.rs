@@ -31,7 +31,7 @@ use components::{
     help::Help,
     lesson::{LessonCard, LessonList},
     logbar::LogBar,
-    mkfs_panel::SizingPanel,
+    mkfs_panel::MkfsPanel,
     picker::Picker,
     plots::Plots,
     ring::IclogRing,
@@ -173,7 +173,7 @@ fn lab_page(p: &LabPageProps) -> Html {
                     if shows(Panel::LogSpace) { <LogBar view={v.clone()} space={frame.space.clone()} /> }
                     if shows(Panel::Devices) { <DevicesPanel devices={frame.devices.clone()} /> }
                     if shows(Panel::Crash) { <CrashPanel /> }
-                    if shows(Panel::Sizing) { <SizingPanel /> }
+                    if shows(Panel::Sizing) { <MkfsPanel /> }
                 </section>
                 <section>
                     if shows(Panel::Timeline) { <Timeline spans={frame.timeline.clone()} now={v.now_ns} space={frame.space.clone()}

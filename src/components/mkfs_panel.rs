@@ -101,9 +101,9 @@ impl Form {
     }
 }
 
-#[function_component(SizingPanel)]
+#[function_component(MkfsPanel)]
 pub fn sizing_panel() -> Html {
-    let lab = use_context::<Lab>().expect("SizingPanel sits inside the lab's context");
+    let lab = use_context::<Lab>().expect("MkfsPanel sits inside the lab's context");
     let form = use_state(Form::default);
     let run_error = use_state(|| None::<String>);
     let parsed = form.input();

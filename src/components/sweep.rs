@@ -56,7 +56,7 @@ impl Sweep {
     }
     /// The rows so far, as `loglab sweep --json` prints them (each from the core's `SweepRow`).
     fn json(&self) -> String {
-        let rows: Vec<&Value> = self.results.iter().flatten().collect();
+        let rows: Vec<&Value> = self.results.iter().flatten().filter(|v| v.is_object()).collect();
         serde_json::to_string(&rows).unwrap_or_default()
     }
     fn csv(&self) -> String {

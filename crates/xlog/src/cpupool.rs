@@ -1,10 +1,11 @@
 //! The CPU pool (`cpus`) the writers and the CIL push workers share: which CPUs are idle and
 //! the tasks runnable but waiting for one. Changed only through these methods; which task
-//! runs where, and for how long, is `sim/sched.rs`'s to decide.
+//! runs where, and for how long, the simulator decides (`sim/writer.rs`, `sim/push.rs`, and
+//! `cpu_release` in `sim/mod.rs`).
 //!
 //! By default one run queue serves the pool, first come, first served. With
 //! `cpu_model=kernel` each CPU has its own (`struct rq`), as the kernel does: a task woken with
-//! no CPU idle queues on the CPU `sim/sched.rs` names (a push worker its waker's, others their
+//! no CPU idle queues on the CPU the simulator names (a push worker its waker's, others their
 //! own last one), a CPU with nothing
 //! queued takes the first task of the longest other queue (`newidle_balance`; no periodic
 //! balancing), and each queue is fair: the next task is the one that has had the least CPU

@@ -79,7 +79,8 @@ pub fn run_cell(scenario: &Scenario) -> Result<Metrics, String> {
 }
 
 /// A row as `loglab sweep --json` and the lab's JSON and CSV downloads print it: the cell's
-/// settings in the grid's order, then every metric.
+/// settings, then every metric (both front ends print it through `serde_json::Value`, which
+/// sorts the keys; the CSV puts the settings first).
 #[derive(serde::Serialize)]
 pub struct SweepRow<'a> {
     #[serde(flatten)]
@@ -94,7 +95,7 @@ impl<'a> SweepRow<'a> {
     }
 }
 
-/// The settings in their order (a map would sort them).
+/// The settings in their order.
 struct Cell<'a>(&'a [(String, String)]);
 
 impl Serialize for Cell<'_> {

@@ -111,7 +111,7 @@ impl Device {
     /// A disk with NCQ, as of `now`: for each of its disks, how long its actuator is still
     /// busy with the reads and write-through writes already queued for it.
     pub fn actuator_state(&self, now: Ns) -> Option<Vec<Ns>> {
-        (self.profile.actuators() > 0).then(|| self.disk.actuator_free.iter().map(|&t| t.saturating_sub(now)).collect())
+        self.profile.ncq_disks().map(|_| self.disk.actuator_free.iter().map(|&t| t.saturating_sub(now)).collect())
     }
 
     /// A flush started at `start` on a disk: it waits for what the media has not yet written.

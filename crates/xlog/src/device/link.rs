@@ -41,7 +41,7 @@ impl Device {
     /// its link, how long until the last of them is done with it, and the link's rate. None
     /// on other devices.
     pub fn link_state(&self, now: Ns) -> Option<(u64, Ns, u64)> {
-        (self.profile.one_flush_queue && self.profile.actuators() == 0).then(|| {
+        (self.profile.one_flush_queue && self.profile.ncq_disks().is_none()).then(|| {
             let moving = self.link.transfers.iter().filter(|&&Reverse(t)| t > now);
             let (n, last) = moving.fold((0, now), |(n, last), &Reverse(t)| (n + 1, last.max(t)));
             (n, last - now, self.link_rate())

@@ -10,6 +10,6 @@ impl Device {
     /// The disk of an array (md raid0, `MD_CHUNK_SECTORS` chunks) that holds `sector`; 0 on a
     /// single disk.
     pub fn disk_of(&self, sector: u64) -> usize {
-        (sector / MD_CHUNK_SECTORS % self.profile.actuators().max(1) as u64) as usize
+        (sector / MD_CHUNK_SECTORS % self.profile.members()) as usize
     }
 }

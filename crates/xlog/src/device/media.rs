@@ -145,8 +145,12 @@ impl DeviceProfile {
     pub fn erase(&self) -> Option<&Erase> {
         self.flash().and_then(|f| f.erase.as_ref())
     }
-    /// Disks behind NCQ, each with its actuator (0 for other devices).
-    pub fn actuators(&self) -> usize {
-        self.disk().and_then(|d| d.ncq_disks).unwrap_or(0) as usize
+    /// Disks behind NCQ, each with its actuator; `None` for other devices.
+    pub fn ncq_disks(&self) -> Option<usize> {
+        self.disk().and_then(|d| d.ncq_disks).filter(|&n| n > 0).map(|n| n as usize)
+    }
+    /// How many members an array's rates and chunks divide among (1 for one device).
+    pub fn members(&self) -> u64 {
+        self.ncq_disks().map_or(1, |n| n as u64)
     }
 }

@@ -78,7 +78,7 @@ impl Device {
         let dies = profile.erase().map_or(0, |e| e.dies.max(1) as usize);
         Device {
             rng: Pcg64Mcg::seed_from_u64(seed),
-            disk: disk::DiskState::new(profile.actuators()),
+            disk: disk::DiskState::new(profile.ncq_disks().unwrap_or(0)),
             flash: flash::FlashState::new(dies),
             host: measured::HostState::default(),
             profile,
@@ -219,10 +219,10 @@ impl Device {
 
     /// One disk's link and media rates: an array's profile gives all its members' together.
     fn link_rate(&self) -> u64 {
-        self.profile.bus_bytes_per_sec / self.profile.actuators().max(1) as u64
+        self.profile.bus_bytes_per_sec / self.profile.members()
     }
     fn media_rate(&self) -> u64 {
-        self.profile.media_bytes_per_sec / self.profile.actuators().max(1) as u64
+        self.profile.media_bytes_per_sec / self.profile.members()
     }
 
     /// When a request submitted now starts: on the first free channel, spaced by the IOPS cap.
@@ -257,7 +257,7 @@ impl Device {
         let start = self.start_at(not_before);
         let Reverse((_, slot)) = self.channels.pop().expect("queue_depth >= 1");
         self.last_start_ns = start;
-        let end = if self.profile.actuators() > 0 {
+        let end = if self.profile.ncq_disks().is_some() {
             self.ncq_done(sector, start, not_before > now, iface, media)
         } else {
             let xfer = transfer_ns(bytes, self.link_rate()).min(iface);

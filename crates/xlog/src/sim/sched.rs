@@ -1,5 +1,7 @@
-//! Who runs on the CPU pool (`cpus`, `CpuPool`) that the writers and the CIL push workers
-//! share, when, and for how long.
+//! The scheduler's model and its constants: who runs on the CPU pool (`cpus`, `CpuPool`)
+//! that the writers and the CIL push workers share, when, and for how long. The steps live
+//! with their tasks: a writer's in `writer.rs` (`think_on_cpu`, `run_on`), a push worker's in
+//! `push.rs` (`push_cpu`), the CPU given to the next task in `mod.rs` (`cpu_release`).
 //!
 //! Model: by default one run queue. A writer's think is shorter than a slice and runs to its
 //! end, its wakeups queue in order. A push worker woken from a sleep goes to the front (EEVDF
