@@ -230,15 +230,15 @@ impl CilCtx {
 
     /// Charges `bytes` to the context ticket; returns (before, after) for the monitor.
     pub fn charge_ticket(&mut self, bytes: i64) -> (i64, i64) {
-        let before = self.ticket.curr_res;
-        self.ticket.curr_res -= bytes;
-        (before, self.ticket.curr_res)
+        let before = self.ticket.curr_res();
+        self.ticket.charge(bytes);
+        (before, self.ticket.curr_res())
     }
 
     /// `xfs_log_ticket_ungrant` of the context ticket: what it still held, taken.
     pub fn ticket_ungrant(&mut self) -> Ticket {
         let t = self.ticket.clone();
-        self.ticket.curr_res = 0;
+        self.ticket.take_res();
         t
     }
 }
@@ -480,10 +480,10 @@ impl Cil {
         }
         cost.len += cost.diff_iovecs * OP_HDR as i64;
         ctx.nvecs = (ctx.nvecs as i64 + cost.diff_iovecs) as u32;
-        if ctx.ticket.curr_res == 0 {
+        if ctx.ticket.curr_res() == 0 {
             // The first commit into a context pays for the checkpoint's own headers.
-            cost.ctx_res = ctx.ticket.unit_res;
-            ctx.ticket.curr_res = cost.ctx_res;
+            cost.ctx_res = ctx.ticket.unit_res();
+            ctx.ticket.set_res(cost.ctx_res);
         }
         let split = geo.iclog_hsize as i64 + OP_HDR as i64;
         if !self.pcp_used.is_empty() {
@@ -496,7 +496,7 @@ impl Cil {
                 let hdrs = tx_hdrs as i64;
                 let stolen = if cost.ctx_res > 0 { split * (hdrs - 1) } else { split * hdrs };
                 cost.ctx_res += stolen;
-                ctx.ticket.curr_res += stolen;
+                ctx.ticket.add_res(stolen);
                 self.iclog_hdrs -= hdrs;
             }
         } else {
@@ -504,8 +504,7 @@ impl Cil {
             if ctx.space_used / iclog_space != (ctx.space_used + cost.len) / iclog_space {
                 let splits = (cost.len.max(0) + iclog_space - 1) / iclog_space;
                 cost.split_res = splits * split;
-                ctx.ticket.unit_res += cost.split_res;
-                ctx.ticket.curr_res += cost.split_res;
+                ctx.ticket.grow_unit(cost.split_res);
             }
         }
         let ctx = &mut self.ctx;
@@ -566,7 +565,7 @@ mod tests {
     fn space_goes_backwards_when_a_fork_shrinks() {
         let geo = Scenario::default().validate().unwrap();
         let mut t = Ticket::new(1, 2100, 1, false);
-        t.curr_res = 0;
+        t.take_res();
         let mut cil = Cil::new(t);
         let big = cil.insert_items(&geo, 0, 1, &[(1, 1, ItemKind::Inode { data_fork: 2000, attr_fork: 0 })]);
         assert_eq!(big.ctx_res, 2100);
@@ -581,7 +580,7 @@ mod tests {
         let geo = Scenario::default().validate().unwrap();
         let limit = xlog_cil_space_limit(&geo) as i64;
         let mut t = Ticket::new(1, 2100, 1, false);
-        t.curr_res = 0;
+        t.take_res();
         let mut cil = Cil::new(t).with_upstream_space(&geo, 4);
         let mut id = 0;
         let mut commit = |cil: &mut Cil, cpu: usize| {
@@ -615,7 +614,7 @@ mod tests {
         assert!(cil.pcp_space && cil.pcp_used.iter().all(|&u| u == 0));
         // Before 6.0 (no per-CPU counters) every commit counts at once.
         let mut t = Ticket::new(1, 2100, 1, false);
-        t.curr_res = 0;
+        t.take_res();
         let mut global = Cil::new(t);
         commit(&mut global, 3);
         assert_eq!(global.ctx.space_counted, 176);
@@ -633,7 +632,7 @@ mod tests {
         let limit = xlog_cil_space_limit(&geo) as f64;
         let at_push = |rates: &[u64]| {
             let mut t = Ticket::new(1, 2100, 1, false);
-            t.curr_res = 0;
+            t.take_res();
             let mut cil = Cil::new(t).with_upstream_space(&geo, 2);
             // Each CPU's next commit time, in units where CPU i commits every 1/rate[i].
             let mut next: Vec<f64> = rates.iter().map(|&r| 1.0 / r as f64).collect();
@@ -664,7 +663,7 @@ mod tests {
         let want = (xlog_cil_blocking_space_limit(&geo) / geo.ic_capacity) as i64;
         let ticket = || {
             let mut t = Ticket::new(1, 2100, 1, false);
-            t.curr_res = 0;
+            t.take_res();
             t
         };
         let mut cil = Cil::new(ticket()).with_upstream_space(&geo, 2);
@@ -683,8 +682,8 @@ mod tests {
             assert_eq!(c.ctx_res, 3 * split);
             paid += c.ctx_res;
         }
-        assert_eq!(cil.ctx.ticket.curr_res, paid);
-        assert_eq!(cil.ctx.ticket.unit_res, 2100, "the context ticket's unit reservation stays");
+        assert_eq!(cil.ctx.ticket.curr_res(), paid);
+        assert_eq!(cil.ctx.ticket.unit_res(), 2100, "the context ticket's unit reservation stays");
         assert_eq!(commit(&mut cil, 3).ctx_res, 0, "the blocking limit's headers are paid");
         cil.push_wait.push(7);
         assert_eq!(commit(&mut cil, 1).ctx_res, split, "over the hard limit every commit pays");
@@ -700,7 +699,7 @@ mod tests {
             crossings += (c.split_res > 0) as i64;
         }
         assert_eq!(crossings, 3);
-        assert_eq!(old.ctx.ticket.unit_res, 2100 + 3 * split);
+        assert_eq!(old.ctx.ticket.unit_res(), 2100 + 3 * split);
     }
 
     #[test]

@@ -127,14 +127,14 @@ pub const XLOG_TIC_PERM_RESERV: u32 = 0x1;
 /// `struct xlog_ticket`: what a transaction (or the CIL context) may still write.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Ticket {
-    pub tid: u32,
-    pub unit_res: i64,
-    pub curr_res: i64,
-    pub cnt: u32,
-    pub ocnt: u32,
-    pub flags: u32,
+    tid: u32,
+    unit_res: i64,
+    curr_res: i64,
+    cnt: u32,
+    ocnt: u32,
+    flags: u32,
     /// `t_iclog_hdrs`: record headers the unit reservation holds (`xlog_calc_unit_res`).
-    pub iclog_hdrs: u32,
+    iclog_hdrs: u32,
 }
 
 impl Ticket {
@@ -155,6 +155,55 @@ impl Ticket {
     pub fn with_iclog_hdrs(mut self, n: u32) -> Ticket {
         self.iclog_hdrs = n;
         self
+    }
+
+    pub fn tid(&self) -> u32 {
+        self.tid
+    }
+    /// `t_unit_res`.
+    pub fn unit_res(&self) -> i64 {
+        self.unit_res
+    }
+    /// `t_curr_res`: what is left of the current unit (negative: overrun).
+    pub fn curr_res(&self) -> i64 {
+        self.curr_res
+    }
+    /// `t_cnt` and `t_ocnt`: units left, and the count it was allocated with.
+    pub fn cnt(&self) -> u32 {
+        self.cnt
+    }
+    pub fn ocnt(&self) -> u32 {
+        self.ocnt
+    }
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+    pub fn iclog_hdrs(&self) -> u32 {
+        self.iclog_hdrs
+    }
+
+    /// Formatted bytes charged against the current unit (`t_curr_res -= len`).
+    pub fn charge(&mut self, bytes: i64) {
+        self.curr_res -= bytes;
+    }
+    /// Reservation moved in from another ticket (`t_curr_res += stolen`).
+    pub fn add_res(&mut self, bytes: i64) {
+        self.curr_res += bytes;
+    }
+    /// The whole current reservation taken out (the CIL context steals it, or it is given
+    /// back): answers it, leaving none.
+    pub fn take_res(&mut self) -> i64 {
+        std::mem::take(&mut self.curr_res)
+    }
+    /// `t_curr_res` set to `bytes` (a context ticket that holds only what it stole).
+    pub fn set_res(&mut self, bytes: i64) {
+        self.curr_res = bytes;
+    }
+    /// The unit and what is left of it both grow by `bytes` (a split transaction's record
+    /// header reservation, `xlog_cil_insert_items`).
+    pub fn grow_unit(&mut self, bytes: i64) {
+        self.unit_res += bytes;
+        self.curr_res += bytes;
     }
 
     pub fn permanent(&self) -> bool {

@@ -2,7 +2,7 @@
 
 use crate::format::{self, rh, XLOG_CYCLE_DATA_WORDS, XLOG_FMT, XLOG_VERSION_2};
 use crate::geometry::Geometry;
-use crate::units::{btobb, next_cycle, Lsn, TaskId, BBSIZE, XLOG_HEADER_MAGIC_NUM};
+use crate::units::{btobb, next_cycle, Lsn, BBSIZE, XLOG_HEADER_MAGIC_NUM};
 use serde::Serialize;
 
 /// `enum xlog_iclog_state` (5.15).
@@ -59,66 +59,6 @@ pub fn icl_flags_str(flags: u32) -> String {
     v.join("|")
 }
 
-/// One in-core log buffer (`struct xlog_in_core`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Iclog {
-    pub index: u32,
-    pub state: IclogState,
-    pub refcnt: u32,
-    /// `ic_offset`: bytes of data used.
-    pub offset: u32,
-    pub flags: u32,
-    /// `h_lsn`, `h_cycle`, `h_prev_block`, `h_num_logops`, `h_tail_lsn`
-    pub lsn: Lsn,
-    pub cycle: u32,
-    pub prev_block: u32,
-    pub num_logops: u32,
-    pub tail_lsn: Lsn,
-    /// Checkpoints whose commit record this iclog holds, in commit order (`ic_callbacks`).
-    pub callbacks: Vec<u32>,
-    /// Device writes still outstanding for this iclog (two when split at the log end).
-    pub io_pending: u32,
-    /// `ic_force_wait`: tasks waiting for its callbacks to run (the log force's wait).
-    pub force_wait: Vec<TaskId>,
-    /// `ic_write_wait`: tasks waiting for its write to complete.
-    pub write_wait: Vec<TaskId>,
-    #[serde(skip)]
-    pub data: Vec<u8>,
-}
-
-impl Iclog {
-    pub fn new(index: u32, geo: &Geometry) -> Iclog {
-        Iclog {
-            index,
-            state: IclogState::Active,
-            refcnt: 0,
-            offset: 0,
-            flags: 0,
-            lsn: Lsn::ZERO,
-            cycle: 0,
-            prev_block: 0,
-            num_logops: 0,
-            tail_lsn: Lsn::ZERO,
-            callbacks: Vec::new(),
-            io_pending: 0,
-            force_wait: Vec::new(),
-            write_wait: Vec::new(),
-            data: vec![0; geo.ic_capacity as usize],
-        }
-    }
-
-    /// `xlog_state_activate_iclog`: reset for reuse.
-    pub fn activate(&mut self) {
-        self.state = IclogState::Active;
-        self.offset = 0;
-        self.num_logops = 0;
-        self.lsn = Lsn::ZERO;
-        self.tail_lsn = Lsn::ZERO;
-        self.flags = 0;
-        // The data buffer is not cleared: xlog_sync copies only the `offset` bytes written.
-    }
-}
-
 /// `xlog_calc_iclog_size`: (count, roundoff) for an iclog with `offset` bytes of data.
 pub fn xlog_calc_iclog_size(geo: &Geometry, offset: u32) -> (u32, u32) {
     let count_init = geo.iclog_hsize + offset;
@@ -140,18 +80,30 @@ pub struct Record {
     pub crc: Option<format::PendingCrc>,
 }
 
+/// What `xlog_sync` packs of an iclog: its record header's fields and the data written
+/// (`ic_offset` bytes).
+pub struct IclogHeader<'a> {
+    pub cycle: u32,
+    pub lsn: Lsn,
+    pub tail_lsn: Lsn,
+    pub prev_block: u32,
+    pub num_logops: u32,
+    pub data: &'a [u8],
+}
+
 /// Builds the on-disk record for an iclog: header, extended headers, cycle-stamped data,
 /// split handling at the log end, CRC32C (`xlog_sync` steps 1, 3, 4, 6–8).
-pub fn xlog_pack_record(geo: &Geometry, ic: &Iclog, uuid: &[u8; 16]) -> Record {
-    let (count, roundoff) = xlog_calc_iclog_size(geo, ic.offset);
+pub fn xlog_pack_record(geo: &Geometry, ic: &IclogHeader, uuid: &[u8; 16]) -> Record {
+    let offset = ic.data.len() as u32;
+    let (count, roundoff) = xlog_calc_iclog_size(geo, offset);
     let heads = geo.iclog_heads as usize;
     let hsize = geo.iclog_hsize as usize;
     // Header space, the data, then zeros to the roundoff: the data is not zeroed first.
     let mut b = Vec::with_capacity(count as usize);
     b.resize(hsize, 0);
-    b.extend_from_slice(&ic.data[..ic.offset as usize]);
+    b.extend_from_slice(ic.data);
     b.resize(count as usize, 0);
-    let h_len = ic.offset + roundoff;
+    let h_len = offset + roundoff;
     // xlog_pack_data: stamp the cycle into each data block, saving the word it replaces.
     for i in 0..btobb(h_len as u64) as usize {
         let o = hsize + i * BBSIZE as usize;

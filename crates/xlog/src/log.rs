@@ -3,7 +3,7 @@
 use crate::format::{OpHeader, OP_HDR};
 use crate::geometry::Geometry;
 use crate::grant::{xlog_space_left, GrantHead};
-use crate::iclog::{Iclog, IclogState};
+use crate::iclog::{IclogHeader, IclogState};
 use crate::units::{btobb, next_cycle, Lsn, TaskId, BBSIZE};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -13,6 +13,120 @@ use std::collections::VecDeque;
 pub struct GrantWaiter {
     pub task: TaskId,
     pub need: u32,
+}
+
+/// One in-core log buffer (`struct xlog_in_core`): its state is private to the log, which
+/// changes it through `Xlog`'s kernel-named methods; everyone else reads it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Iclog {
+    index: u32,
+    state: IclogState,
+    refcnt: u32,
+    /// `ic_offset`: bytes of data used.
+    offset: u32,
+    flags: u32,
+    /// `h_lsn`, `h_cycle`, `h_prev_block`, `h_num_logops`, `h_tail_lsn`
+    lsn: Lsn,
+    cycle: u32,
+    prev_block: u32,
+    num_logops: u32,
+    tail_lsn: Lsn,
+    /// Checkpoints whose commit record this iclog holds, in commit order (`ic_callbacks`).
+    callbacks: Vec<u32>,
+    /// Device writes still outstanding for this iclog (two when split at the log end).
+    io_pending: u32,
+    /// `ic_force_wait`: tasks waiting for its callbacks to run (the log force's wait).
+    force_wait: Vec<TaskId>,
+    /// `ic_write_wait`: tasks waiting for its write to complete.
+    write_wait: Vec<TaskId>,
+    #[serde(skip)]
+    data: Vec<u8>,
+}
+
+impl Iclog {
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+    pub fn state(&self) -> IclogState {
+        self.state
+    }
+    pub fn refcnt(&self) -> u32 {
+        self.refcnt
+    }
+    /// `ic_offset`: bytes of data used.
+    pub fn offset(&self) -> u32 {
+        self.offset
+    }
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+    pub fn lsn(&self) -> Lsn {
+        self.lsn
+    }
+    pub fn tail_lsn(&self) -> Lsn {
+        self.tail_lsn
+    }
+    /// Checkpoints whose commit record it holds, in commit order (`ic_callbacks`).
+    pub fn callbacks(&self) -> &[u32] {
+        &self.callbacks
+    }
+    /// Device writes still outstanding for it.
+    pub fn io_pending(&self) -> u32 {
+        self.io_pending
+    }
+    /// `ic_force_wait` and `ic_write_wait`.
+    pub fn force_wait(&self) -> &[TaskId] {
+        &self.force_wait
+    }
+    pub fn write_wait(&self) -> &[TaskId] {
+        &self.write_wait
+    }
+    /// Its data buffer's size (the iclog's capacity).
+    pub fn buffer_bytes(&self) -> usize {
+        self.data.len()
+    }
+    /// What `xlog_sync` packs: the header's fields and the data written.
+    pub fn header(&self) -> IclogHeader<'_> {
+        IclogHeader {
+            cycle: self.cycle,
+            lsn: self.lsn,
+            tail_lsn: self.tail_lsn,
+            prev_block: self.prev_block,
+            num_logops: self.num_logops,
+            data: &self.data[..self.offset as usize],
+        }
+    }
+
+    pub fn new(index: u32, geo: &Geometry) -> Iclog {
+        Iclog {
+            index,
+            state: IclogState::Active,
+            refcnt: 0,
+            offset: 0,
+            flags: 0,
+            lsn: Lsn::ZERO,
+            cycle: 0,
+            prev_block: 0,
+            num_logops: 0,
+            tail_lsn: Lsn::ZERO,
+            callbacks: Vec::new(),
+            io_pending: 0,
+            force_wait: Vec::new(),
+            write_wait: Vec::new(),
+            data: vec![0; geo.ic_capacity as usize],
+        }
+    }
+
+    /// `xlog_state_activate_iclog`: reset for reuse.
+    pub fn activate(&mut self) {
+        self.state = IclogState::Active;
+        self.offset = 0;
+        self.num_logops = 0;
+        self.lsn = Lsn::ZERO;
+        self.tail_lsn = Lsn::ZERO;
+        self.flags = 0;
+        // The data buffer is not cleared: xlog_sync copies only the `offset` bytes written.
+    }
 }
 
 /// Changed only through its methods, named after the kernel functions that change it.

@@ -129,8 +129,8 @@ fn recovery_after_clean_unmount_finds_an_unmount_record_and_every_item_in_place(
     sim.settle_crcs();
     let rep = recover(&image(&sim)).unwrap();
     assert!(rep.clean, "{rep:?}");
-    for item in sim.items().iter().filter(|i| i.version > 0) {
-        assert_eq!(rep.items.get(&item.id), Some(&item.version), "item {}", item.id);
+    for item in sim.items().iter().filter(|i| i.version() > 0) {
+        assert_eq!(rep.items.get(&item.id()), Some(&item.version()), "item {}", item.id());
     }
 }
 
@@ -430,13 +430,13 @@ fn no_block_is_logged_both_as_an_inode_and_as_a_buffer() {
         sim.set_keep_trace(false);
         let mut kind: Vec<Option<bool>> = Vec::new();
         while sim.step().is_some() {
-            for it in sim.items().iter().filter(|i| i.version > 0) {
-                let i = it.id as usize;
+            for it in sim.items().iter().filter(|i| i.version() > 0) {
+                let i = it.id() as usize;
                 if kind.len() <= i {
                     kind.resize(i + 1, None);
                 }
-                let now = it.kind.is_inode();
-                assert_eq!(*kind[i].get_or_insert(now), now, "{wl}: item {} changed kind", it.id);
+                let now = it.kind().is_inode();
+                assert_eq!(*kind[i].get_or_insert(now), now, "{wl}: item {} changed kind", it.id());
             }
         }
     }

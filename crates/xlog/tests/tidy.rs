@@ -176,6 +176,7 @@ fn a_wrong_way_import_is_caught() {
 /// methods, named after the kernel functions that change it.
 const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("log.rs", "Xlog"),
+    ("log.rs", "Iclog"),
     ("cil.rs", "Cil"),
     ("cil.rs", "CilCtx"),
     ("ail.rs", "Ail"),
@@ -186,6 +187,8 @@ const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("device/mod.rs", "Device"),
     ("sim/writer.rs", "Writer"),
     ("sim/push.rs", "Pusher"),
+    ("sim/log_item.rs", "Item"),
+    ("grant.rs", "Ticket"),
 ];
 
 /// The fields of `pub struct name` (or `pub(crate)`) in `text` that are visible outside its

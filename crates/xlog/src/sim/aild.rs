@@ -143,16 +143,16 @@ impl Sim {
                 }
                 prev = Some(lsn);
                 let item = &self.items[id as usize];
-                if item.flushing.is_some() {
+                if item.flushing().is_some() {
                     continue; // XFS_LI_FLUSHING: written with its inode cluster already
                 }
                 count += 1;
-                if item.pinned > 0 {
+                if item.pinned() > 0 {
                     stuck += 1;
                     self.aild.set_log_flush();
-                    self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind.is_inode(), lsn });
+                    self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind().is_inode(), lsn });
                 } else {
-                    let inode = item.kind.is_inode();
+                    let inode = item.kind().is_inode();
                     let run = if inode { self.inode_cluster_run(id) } else { (id, 1) };
                     written += run.1 as u64;
                     self.write_back(run, TraceKind::AilPush { item: id, inode, lsn });
@@ -167,7 +167,7 @@ impl Sim {
         let wait = if count == 0 || reached {
             self.ail.restart_from_start();
             let all_written = (from_start && reached)
-                || self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some());
+                || self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing().is_some());
             if stuck == 0 && all_written && !self.aild_polls() {
                 // Nothing left at or below the target: sleep until a new one.
                 self.aild.sleep_until_woken();
@@ -194,17 +194,17 @@ impl Sim {
         let (mut pushed, mut stuck, mut pinned) = (0u32, 0u32, false);
         for &(lsn, id) in &batch {
             let item = &self.items[id as usize];
-            if item.pinned > 0 {
+            if item.pinned() > 0 {
                 stuck += 1;
                 pinned = true;
-                self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind.is_inode(), lsn });
+                self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind().is_inode(), lsn });
                 continue;
             }
-            if item.flushing.is_some() {
+            if item.flushing().is_some() {
                 stuck += 1;
                 continue;
             }
-            let inode = item.kind.is_inode();
+            let inode = item.kind().is_inode();
             self.write_back((id, 1), TraceKind::AilPush { item: id, inode, lsn });
             pushed += 1;
             if stuck > 100 {
@@ -218,7 +218,7 @@ impl Sim {
         }
         let reached = batch.is_empty() || (pushed > 0 && stuck == 0 && batch.len() < AILD_BATCH as usize);
         if reached
-            && self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing.is_some())
+            && self.ail.items_to_push().all(|(_, id)| self.items[id as usize].flushing().is_some())
             && !self.aild_polls()
         {
             self.aild.sleep_until_woken();
@@ -276,7 +276,7 @@ impl Sim {
     fn inode_cluster_run(&self, id: u32) -> (u32, u32) {
         let ok = |i: u32| {
             let it = &self.items[i as usize];
-            it.kind.is_inode() && it.pinned == 0 && it.flushing.is_none() && self.ail.lsn(i).is_some()
+            it.kind().is_inode() && it.pinned() == 0 && it.flushing().is_none() && self.ail.lsn(i).is_some()
         };
         let base = id & !(INODES_PER_CLUSTER - 1);
         let end = (base + INODES_PER_CLUSTER).min(self.items.len() as u32);
@@ -294,15 +294,14 @@ impl Sim {
     /// One write of items `first..first + count` (adjacent on disk: a buffer, or inodes of
     /// one cluster), each at its current version.
     fn write_back(&mut self, (first, count): (u32, u32), push: TraceKind) {
-        let bytes = (item_bb(self.items[first as usize].kind.is_inode()) * BBSIZE as u64) as usize;
+        let bytes = (item_bb(self.items[first as usize].kind().is_inode()) * BBSIZE as u64) as usize;
         let mut block = Vec::with_capacity(bytes * count as usize);
         for i in first..first + count {
-            let version = self.items[i as usize].version;
             let lsn = self.ail.lsn(i).expect("written back from the AIL");
-            self.items[i as usize].flushing = Some((version, lsn));
+            let version = self.items[i as usize].iop_push(lsn);
             block.extend_from_slice(&format::meta_block(i, version, lsn, bytes));
         }
-        let (dd, daddr, tag) = (self.data_dev, self.items[first as usize].daddr, IoTag::Meta { first, count });
+        let (dd, daddr, tag) = (self.data_dev, self.items[first as usize].daddr(), IoTag::Meta { first, count });
         let (rid, done) = self.devs[dd].submit_write(self.now, daddr, block, ReqFlags::PLAIN, tag.pack());
         self.devs[dd].note_writeback(done);
         self.note_io(dd, rid, done, tag);
@@ -315,12 +314,12 @@ impl Sim {
     /// Metadata writeback completed (into the device cache): the item leaves the AIL if it
     /// was not relogged meanwhile, and the tail may move.
     pub(super) fn meta_done(&mut self, id: u32) {
-        let Some((_, lsn)) = self.items[id as usize].flushing.take() else {
+        let Some((_, lsn)) = self.items[id as usize].iodone() else {
             return;
         };
         if self.ail.lsn(id) == Some(lsn) {
             self.ail.delete(id);
-            let inode = self.items[id as usize].kind.is_inode();
+            let inode = self.items[id as usize].kind().is_inode();
             self.emit(TASK_XFSAILD, TraceKind::AilDelete { item: id, inode, lsn });
             self.assign_tail(TASK_XFSAILD);
             self.xfs_log_space_wake();

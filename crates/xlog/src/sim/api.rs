@@ -306,8 +306,6 @@ impl Sim {
     pub fn inodes_reused(&self) -> u64 {
         self.ialloc.reused()
     }
-    /// Folds old checkpoints in batches of `batch` (`FOLD_BATCH` by default), or never with
-    /// 0: tests compare crash verdicts with and without folding.
     /// Records every device request from now on, keeping the newest `cap` (0 turns it off).
     pub fn keep_timeline(&mut self, cap: usize) {
         self.timeline.keep(cap);
@@ -331,6 +329,8 @@ impl Sim {
         Ok(Sim { scenario, ..self.clone() })
     }
 
+    /// Folds old checkpoints in batches of `batch` (`FOLD_BATCH` by default), or never with
+    /// 0: tests compare crash verdicts with and without folding.
     pub fn set_history_fold(&mut self, batch: usize) {
         self.fold_batch = batch;
     }
@@ -400,7 +400,7 @@ impl Sim {
     /// keeps its time-travel snapshots within a budget of both.
     pub fn approx_clone_bytes(&self) -> u64 {
         let items = self.items.len() as u64 * std::mem::size_of::<Item>() as u64;
-        let iclogs = self.log.iclogs().iter().map(|ic| ic.data.len() as u64).sum::<u64>();
+        let iclogs = self.log.iclogs().iter().map(|ic| ic.buffer_bytes() as u64).sum::<u64>();
         let cache = self.devs.iter().map(|d| d.cached_bytes()).sum::<u64>();
         let history = self.history.checkpoints.iter().map(|c| 64 + c.items.len() as u64 * 16).sum::<u64>()
             + self.history.records.len() as u64 * 16
@@ -608,8 +608,7 @@ impl Sim {
         out
     }
 
-    /// Where writer `w`'s file data block lives on the data device.
-    /// Where writer `w`'s current fsync's data goes.
+    /// Where writer `w`'s current fsync's data goes on the data device.
     pub fn data_daddr(&self, w: u32) -> u64 {
         let version = self.writers[w as usize].data_version();
         layout::data_daddr(&self.scenario, self.geo.log_bb, self.items.len() as u64, w, version)

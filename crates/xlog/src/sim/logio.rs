@@ -28,8 +28,13 @@ impl Sim {
     }
 
     pub(crate) fn trace_grant(&mut self, task: u32, event: GrantEvent, t: &Ticket) {
-        let ticket =
-            TicketView { ocnt: t.ocnt, cnt: t.cnt, curr_res: t.curr_res, unit_res: t.unit_res, flags: t.flags };
+        let ticket = TicketView {
+            ocnt: t.ocnt(),
+            cnt: t.cnt(),
+            curr_res: t.curr_res(),
+            unit_res: t.unit_res(),
+            flags: t.flags(),
+        };
         let log = self.grant_view();
         self.emit(task, TraceKind::Grant { event, ticket, log });
     }
@@ -39,11 +44,11 @@ impl Sim {
         let kind = TraceKind::Iclog {
             event,
             iclog: i as u32,
-            state: ic.state,
-            refcnt: ic.refcnt,
-            offset: ic.offset,
-            lsn: ic.lsn,
-            flags: ic.flags,
+            state: ic.state(),
+            refcnt: ic.refcnt(),
+            offset: ic.offset(),
+            lsn: ic.lsn(),
+            flags: ic.flags(),
         };
         self.emit(task, kind);
     }
@@ -90,7 +95,10 @@ impl Sim {
             FlushPolicy::Legacy | FlushPolicy::SeriesV1 => false,
         };
         let ic = self.log.iclog(i);
-        if early && ic.tail_lsn.is_zero() && (ic.state == IclogState::WantSync || ic.flags & XLOG_ICL_NEED_FUA != 0) {
+        if early
+            && ic.tail_lsn().is_zero()
+            && (ic.state() == IclogState::WantSync || ic.flags() & XLOG_ICL_NEED_FUA != 0)
+        {
             let tail = self.assign_tail(task);
             self.log.iclog_set_tail(i, tail);
         }
@@ -102,17 +110,17 @@ impl Sim {
     /// events and device requests carry that task.
     pub(super) fn xlog_sync(&mut self, task: TaskId, i: usize, payer: Option<u64>) {
         self.stamp_tail_on_release(task, i);
-        if self.log.iclog(i).tail_lsn.is_zero() {
+        if self.log.iclog(i).tail_lsn().is_zero() {
             let tail = self.assign_tail(task);
             self.log.iclog_set_tail(i, tail);
         }
-        let (lsn, tail) = (self.log.iclog(i).lsn, self.log.iclog(i).tail_lsn);
+        let (lsn, tail) = (self.log.iclog(i).lsn(), self.log.iclog(i).tail_lsn());
         self.history.record_submitted(lsn, tail);
-        let rec = xlog_pack_record(&self.geo, self.log.iclog(i), &self.uuid);
+        let rec = xlog_pack_record(&self.geo, &self.log.iclog(i).header(), &self.uuid);
         let blocks = rec.bytes.len() as u64 / BBSIZE as u64;
         self.monitor.record_packed(lsn, blocks, tail);
         let payer =
-            payer.filter(|s| self.cil.committing().iter().any(|c| c.sequence() == *s && c.ticket().curr_res != 0));
+            payer.filter(|s| self.cil.committing().iter().any(|c| c.sequence() == *s && c.ticket().curr_res() != 0));
         match payer {
             Some(seq) => self.charge_ctx(seq, rec.roundoff as i64),
             None => {
@@ -123,7 +131,7 @@ impl Sim {
         self.counters.log_blocks += blocks;
         self.counters.bytes_logged += rec.bytes.len() as u64;
         self.trace_iclog(task, IclogEvent::Sync, i);
-        let flags = self.log.iclog(i).flags;
+        let flags = self.log.iclog(i).flags();
         let (need_flush, need_fua) = (flags & XLOG_ICL_NEED_FLUSH != 0, flags & XLOG_ICL_NEED_FUA != 0);
         let external = self.scenario.external_log;
         let split = rec.split_bb.is_some();
@@ -190,12 +198,12 @@ impl Sim {
         // On an internal log a PREFLUSH write is also the data device's flush.
         let flushes_data = preflush && self.data_dev == 0;
         self.monitor.record_submitted(&RecordSubmit {
-            lsn: ic.lsn,
-            tail: ic.tail_lsn,
+            lsn: ic.lsn(),
+            tail: ic.tail_lsn(),
             blocks,
             preflush,
             flushes_data,
-            commit: !ic.callbacks.is_empty(),
+            commit: !ic.callbacks().is_empty(),
             volatile: self.devs[self.data_dev].profile().volatile_cache,
         });
         self.trace_iclog(task, IclogEvent::Write, i);
@@ -277,8 +285,8 @@ impl Sim {
     /// Tells the monitor a checkpoint completes: its log blocks end with the commit iclog.
     fn check_checkpoint_stable(&mut self, c: u32, commit_iclog: usize) {
         let ic = self.log.iclog(commit_iclog);
-        let (count, _) = crate::iclog::xlog_calc_iclog_size(&self.geo, ic.offset);
-        let end = ic.lsn.linear(self.geo.log_bb) + count as u64 / BBSIZE as u64;
+        let (count, _) = crate::iclog::xlog_calc_iclog_size(&self.geo, ic.offset());
+        let end = ic.lsn().linear(self.geo.log_bb) + count as u64 / BBSIZE as u64;
         let ck = self.history.get(c).expect("a completing checkpoint is never folded");
         self.monitor.checkpoint_completed(ck, end, self.devs[0].stable(), self.log_start);
     }
@@ -300,14 +308,14 @@ impl Sim {
         for &id in ctx.items().keys() {
             let old = self.ail.lsn(id).unwrap_or(Lsn::ZERO);
             if matches!(self.ail.update(id, start), AilUpdate::Insert | AilUpdate::Move { .. }) {
-                let inode = self.items[id as usize].kind.is_inode();
+                let inode = self.items[id as usize].kind().is_inode();
                 self.emit(TASK_IOEND, TraceKind::AilInsert { item: id, inode, old, new: start });
             }
             let item = &mut self.items[id as usize];
-            item.pinned -= 1;
+            let pins = item.iop_unpin();
             // xfs_buf_item_unpin: a stale buffer's last unpin takes it out of the AIL
             // without writeback (the block is free; its cancel record keeps recovery off it).
-            if item.pinned == 0 && item.kind.is_stale() {
+            if pins == 0 && item.kind().is_stale() {
                 if let Some(lsn) = self.ail.lsn(id) {
                     self.ail.delete(id);
                     self.emit(TASK_IOEND, TraceKind::AilDelete { item: id, inode: false, lsn });
@@ -336,7 +344,7 @@ impl Sim {
         self.log.iclog_hold(i);
         self.log.iclog_set_flags(i, flags);
         self.trace_iclog(task, IclogEvent::Force, i);
-        if self.log.iclog(i).state == IclogState::Active {
+        if self.log.iclog(i).state() == IclogState::Active {
             self.log.xlog_state_switch_iclogs(i, 0);
             self.trace_iclog(task, IclogEvent::Switch, i);
         }
@@ -358,14 +366,15 @@ impl Sim {
         }
         let mut i = self.log.l_iclog();
         let ic = self.log.iclog(i);
-        if ic.state == IclogState::Dirty || (ic.state == IclogState::Active && ic.refcnt == 0 && ic.offset == 0) {
+        if ic.state() == IclogState::Dirty || (ic.state() == IclogState::Active && ic.refcnt() == 0 && ic.offset() == 0)
+        {
             i = self.log.prev(i);
         }
         let flags = XLOG_ICL_NEED_FLUSH | XLOG_ICL_NEED_FUA;
         let ic = self.log.iclog(i);
-        match ic.state {
-            IclogState::Active if ic.offset > 0 && ic.refcnt == 0 => self.xlog_force_iclog(task, i, flags),
-            IclogState::Active if ic.offset > 0 => {
+        match ic.state() {
+            IclogState::Active if ic.offset() > 0 && ic.refcnt() == 0 => self.xlog_force_iclog(task, i, flags),
+            IclogState::Active if ic.offset() > 0 => {
                 self.log.xlog_state_switch_iclogs(i, 0);
                 self.trace_iclog(task, IclogEvent::Switch, i);
                 self.log.iclog_set_flags(i, flags);

@@ -14,6 +14,7 @@ mod api;
 mod branch;
 mod dir;
 mod history;
+mod log_item;
 mod logio;
 mod monitor;
 mod push;
@@ -51,13 +52,13 @@ use serde::Serialize;
 pub use api::{Milestone, Watch};
 pub use branch::BRANCH_KEYS;
 pub use history::{CheckpointRecord, FoldedItem, History, FOLD_BATCH, RECENT_RECORDS};
+pub use log_item::Item;
 pub use push::PushState;
 pub use timeline::{IoPurpose, IoSpan};
 pub use view::{
     AilView, CheckpointPanel, CilView, CommittingPanel, CpuTask, CpusView, DevicePanel, FlashErase, GrantHeadPanel,
     IclogPanel, IclogView, IclogsView, LinkShare, LogSpaceView, RtView, TasksView, View, VIEW_LIST_MAX,
 };
-pub use workload::Item;
 pub use writer::WriterState;
 
 use aild::LOG_WORKER_PERIOD;
@@ -181,7 +182,7 @@ impl Sim {
             xlog_calc_unit_res_hdrs(&geo, crate::geometry::XFS_CALC_INODE_RES, scenario.unit_res_roundoff);
         let ctx_unit_res = xlog_calc_unit_res(&geo, 0, scenario.unit_res_roundoff);
         let mut ctx_ticket = Ticket::new(rng.next_u32(), ctx_unit_res, 1, false);
-        ctx_ticket.curr_res = 0; // xlog_cil_ticket_alloc: the first commit steals it
+        ctx_ticket.take_res(); // xlog_cil_ticket_alloc: the first commit steals it
         let cil = match scenario.cil_space {
             CilSpace::Upstream => Cil::new(ctx_ticket).with_upstream_space(&geo, writer::commit_cpus(scenario)),
             CilSpace::Global => Cil::new(ctx_ticket),

@@ -301,18 +301,18 @@ impl Sim {
         // Switch contexts: the old one is committing, a new one takes commits.
         let tid = self.rng.next_u32();
         let mut t = Ticket::new(tid, self.ctx_unit_res, 1, false);
-        t.curr_res = 0;
+        t.take_res();
         let ctx = self.cil.xlog_cil_ctx_switch(&self.geo, t);
         // Build the checkpoint: transaction header, then every item's regions.
         // Sized up front: the CIL's space covers every region (a big checkpoint would
         // otherwise grow its buffer by copying it over and over).
         let mut buf = Vec::with_capacity(TRANS_HDR as usize + ctx.space_used().max(0) as usize);
-        buf.extend_from_slice(&format::trans_header(ctx.ticket().tid, ctx.nvecs()));
+        buf.extend_from_slice(&format::trans_header(ctx.ticket().tid(), ctx.nvecs()));
         let mut ops = Vec::with_capacity(2 + ctx.nvecs() as usize);
         ops.push(Op { flags: XLOG_START_TRANS, start: 0, len: 0, prepaid: false });
         ops.push(Op { flags: 0, start: 0, len: buf.len() as u32, prepaid: true });
         for (&id, lv) in ctx.items() {
-            let daddr = self.items[id as usize].daddr;
+            let daddr = self.items[id as usize].daddr();
             append_item_regions(&mut buf, id, daddr, lv.version, lv.kind, |start, len| {
                 ops.push(Op { flags: 0, start, len, prepaid: true })
             });
@@ -423,8 +423,8 @@ impl Sim {
         let end = (sp.start + sp.avail) as usize;
         let mut nops = 0;
         let mut written = 0u64;
-        let lsn = self.log.iclog(i).lsn;
-        let tid = self.ctx_mut(seq).ticket().tid;
+        let lsn = self.log.iclog(i).lsn();
+        let tid = self.ctx_mut(seq).ticket().tid();
         loop {
             let c = &self.pushers[ki].cursor;
             if c.idx >= c.ops.len() || end - pos < OP_HDR as usize {
@@ -473,7 +473,7 @@ impl Sim {
         self.log.xlog_write_done(i, pos as u32, nops);
         self.charge_ctx(seq, charge);
         let ic = self.log.iclog(i);
-        if ic.state == IclogState::Active && self.geo.ic_capacity - ic.offset <= OP_HDR {
+        if ic.state() == IclogState::Active && self.geo.ic_capacity - ic.offset() <= OP_HDR {
             self.log.xlog_state_switch_iclogs(i, 0);
             self.trace_iclog(task, IclogEvent::Switch, i);
         }
@@ -587,7 +587,7 @@ impl Sim {
             }
             FlushPolicy::Legacy | FlushPolicy::SeriesV1 => {}
         }
-        if self.pushers[ki].commit_stable && self.log.iclog(ci).state == IclogState::Active {
+        if self.pushers[ki].commit_stable && self.log.iclog(ci).state() == IclogState::Active {
             self.log.xlog_state_switch_iclogs(ci, 0);
             self.trace_iclog(Self::task(k), IclogEvent::Switch, ci);
         }
@@ -608,7 +608,7 @@ impl Sim {
 
     /// Which older iclog the push waits for before releasing the commit iclog.
     fn iclog_to_wait_on(&self, ci: usize, start_lsn: Lsn, commit_lsn: Lsn) -> Option<usize> {
-        let busy = |j: usize| !matches!(self.log.iclog(j).state, IclogState::Active | IclogState::Dirty);
+        let busy = |j: usize| !matches!(self.log.iclog(j).state(), IclogState::Active | IclogState::Dirty);
         let prev = self.log.prev(ci);
         match self.scenario.commit_ordering {
             CommitOrdering::None => None,
@@ -616,7 +616,7 @@ impl Sim {
             CommitOrdering::SeriesV1 => {
                 let mut j = prev;
                 for _ in 0..self.log.iclogs().len() - 1 {
-                    let lsn = self.log.iclog(j).lsn;
+                    let lsn = self.log.iclog(j).lsn();
                     if !lsn.is_zero() && lsn < start_lsn {
                         return None;
                     }
@@ -631,7 +631,7 @@ impl Sim {
             CommitOrdering::V514Rc1 => busy(prev).then_some(prev),
             // 1effb72a8179: only an older ic_prev.
             CommitOrdering::Fixed => {
-                let plsn = self.log.iclog(prev).lsn;
+                let plsn = self.log.iclog(prev).lsn();
                 (!plsn.is_zero() && plsn < commit_lsn && busy(prev)).then_some(prev)
             }
         }

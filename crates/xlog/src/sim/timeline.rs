@@ -105,8 +105,8 @@ fn span_for(
     let purpose = match tag {
         IoTag::Iclog(i) => {
             let ic = sim.log.iclog(i);
-            checkpoints = ic.callbacks.iter().filter_map(|&c| sim.history.get(c).map(|k| k.sequence)).collect();
-            IoPurpose::Log { iclog: i as u32, lsn: ic.lsn }
+            checkpoints = ic.callbacks().iter().filter_map(|&c| sim.history.get(c).map(|k| k.sequence)).collect();
+            IoPurpose::Log { iclog: i as u32, lsn: ic.lsn() }
         }
         IoTag::IclogDataFlush(i) => IoPurpose::LogDataFlush { iclog: i as u32 },
         IoTag::PushFlush(k) => IoPurpose::PushFlush { worker: k },

@@ -5,7 +5,8 @@ use super::{PushState, Sim, WriterState};
 use crate::cil::{xlog_cil_blocking_space_limit, xlog_cil_space_limit};
 use crate::device::DeviceStats;
 use crate::grant::{xlog_grant_push_threshold_bb, xlog_lsn_sub, GrantHead};
-use crate::iclog::{Iclog, IclogState};
+use crate::iclog::IclogState;
+use crate::log::Iclog;
 use crate::scenario::{AilPush, Xfsaild};
 use crate::units::{Lsn, Ns, TaskId};
 use serde::Serialize;
@@ -53,13 +54,13 @@ pub struct View {
 
 fn iclog_view(sim: &Sim, ic: &Iclog) -> IclogView {
     IclogView {
-        index: ic.index,
-        state: ic.state,
-        refcnt: ic.refcnt,
-        offset: ic.offset,
+        index: ic.index(),
+        state: ic.state(),
+        refcnt: ic.refcnt(),
+        offset: ic.offset(),
         capacity: sim.geo.ic_capacity,
-        lsn: ic.lsn,
-        flags: ic.flags,
+        lsn: ic.lsn(),
+        flags: ic.flags(),
     }
 }
 
@@ -402,9 +403,9 @@ pub(super) fn iclogs_view(sim: &Sim) -> IclogsView {
             .iter()
             .map(|ic| IclogPanel {
                 iclog: iclog_view(sim, ic),
-                checkpoints: ic.callbacks.iter().map(|&c| seq_of(c)).collect(),
-                force_waiters: ic.force_wait.clone(),
-                write_waiters: ic.write_wait.clone(),
+                checkpoints: ic.callbacks().iter().map(|&c| seq_of(c)).collect(),
+                force_waiters: ic.force_wait().to_vec(),
+                write_waiters: ic.write_wait().to_vec(),
             })
             .collect(),
         head: sim.log.l_iclog() as u32,
@@ -565,7 +566,7 @@ pub(super) fn ail_view(sim: &Sim) -> AilView {
             .take(VIEW_LIST_MAX)
             .map(|(lsn, id)| {
                 let it = &sim.items[id as usize];
-                (lsn, id, it.pinned > 0, it.flushing.is_some())
+                (lsn, id, it.pinned() > 0, it.flushing().is_some())
             })
             .collect(),
     }

@@ -157,15 +157,15 @@ fn why_tail(sim: &Sim, why: &mut Vec<String>) {
         return;
     };
     let item = &sim.items[id as usize];
-    let state = if item.pinned > 0 {
+    let state = if item.pinned() > 0 {
         "pinned: a checkpoint holding it has not completed".to_string()
-    } else if item.flushing.is_some() {
+    } else if item.flushing().is_some() {
         "being written back by xfsaild".to_string()
     } else {
         format!("waiting for xfsaild (push target {})", sim.ail.target())
     };
     why.push(format!("the tail is at {lsn}, held by AIL item {id} ({state})"));
-    if item.pinned > 0 {
+    if item.pinned() > 0 {
         if let Some(c) = sim.cil.committing().iter().find(|c| c.items().contains_key(&id)) {
             why.push(format!("checkpoint {} is being pushed (commit LSN {})", c.sequence(), c.commit_lsn()));
         }
@@ -198,7 +198,7 @@ fn why_push(sim: &Sim, why: &mut Vec<String>) {
         why.push(format!(
             "l_flush_wait: no ACTIVE iclog at the ring head (iclog {} is {})",
             sim.log.l_iclog(),
-            sim.log.head_iclog().state.kernel_name()
+            sim.log.head_iclog().state().kernel_name()
         ));
     }
 }
@@ -206,12 +206,13 @@ fn why_push(sim: &Sim, why: &mut Vec<String>) {
 /// Where an iclog is on its way to disk.
 fn why_iclog(sim: &Sim, i: usize, why: &mut Vec<String>) {
     let ic = sim.log.iclog(i);
-    let s = match ic.state {
-        IclogState::Active | IclogState::WantSync if ic.refcnt > 0 => {
-            format!("iclog {i} is {} with {} references still copying in", ic.state.kernel_name(), ic.refcnt)
+    let s = match ic.state() {
+        IclogState::Active | IclogState::WantSync if ic.refcnt() > 0 => {
+            format!("iclog {i} is {} with {} references still copying in", ic.state().kernel_name(), ic.refcnt())
         }
         IclogState::Syncing => {
-            let s = format!("iclog {i} is being written at LSN {} ({})", ic.lsn, crate::iclog::icl_flags_str(ic.flags));
+            let s =
+                format!("iclog {i} is being written at LSN {} ({})", ic.lsn(), crate::iclog::icl_flags_str(ic.flags()));
             why.push(s);
             why_destage(sim, 0, IoTag::Iclog(i), why);
             return;

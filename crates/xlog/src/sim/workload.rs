@@ -2,50 +2,17 @@
 
 use super::dir::BlockSource;
 use super::dir::Dir;
+use super::log_item::Item;
 use crate::ail::Ail;
 use crate::cil::ItemKind;
 use crate::format::{BUF_CHUNKS, FORK_MAX, INODE_CORE, INODE_FMT, OP_HDR};
 use crate::geometry::Geometry;
-use crate::layout::{self, item_daddr, MAX_ITEMS, SHARED_ITEMS};
+use crate::layout::{self, MAX_ITEMS, SHARED_ITEMS};
 use crate::rtalloc::RtAlloc;
 use crate::scenario::{Directory, RsumCache, Scenario, WorkloadKind};
-use crate::units::{Lsn, TaskId};
+use crate::units::TaskId;
 use rand_core::RngCore;
 use rand_pcg::Pcg64Mcg;
-use serde::Serialize;
-
-/// A metadata item: a 4 KiB buffer or an inode.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Item {
-    pub id: u32,
-    pub daddr: u64,
-    pub kind: ItemKind,
-    /// Version of the last committed change.
-    pub version: u64,
-    /// Checkpoints holding this item that have not completed (`iop_pin` count).
-    pub pinned: u32,
-    /// Sequence of the CIL context the item was last inserted into.
-    pub cil_seq: u64,
-    /// Writeback in flight: (version, LSN) being written.
-    pub flushing: Option<(u64, Lsn)>,
-    /// Size of the item's shadow log vector buffer.
-    pub shadow_size: u32,
-}
-
-impl Item {
-    pub(crate) fn new(id: u32, kind: ItemKind) -> Item {
-        Item {
-            id,
-            daddr: item_daddr(id, kind.is_inode()),
-            kind,
-            version: 0,
-            pinned: 0,
-            cil_seq: 0,
-            flushing: None,
-            shadow_size: 0,
-        }
-    }
-}
 
 /// Inodes a run creates before it reuses them (`alloc_item`): twice what the whole log
 /// holds as inode items. After that many creates (each logging an inode of its own) the log
@@ -245,12 +212,12 @@ impl TxBuilder<'_> {
             let cand = self.ialloc.first_created + (self.ialloc.reuse_cursor % created) as u32;
             self.ialloc.reuse_cursor += 1;
             let it = &self.items[cand as usize];
-            if !it.kind.is_inode() {
+            if !it.kind().is_inode() {
                 continue;
             }
             self.ialloc.reused += 1;
             debug_assert!(
-                self.ail.lsn(cand).is_none() && it.pinned == 0 && it.flushing.is_none(),
+                self.ail.lsn(cand).is_none() && it.pinned() == 0 && it.flushing().is_none(),
                 "inode {cand} reused while still in the log"
             );
             return Some(cand);
@@ -262,8 +229,8 @@ impl TxBuilder<'_> {
     /// last written back: the buf log item keeps its dirty map until writeback frees it.
     fn buf_change(&self, id: u32, bits: u32) -> ItemKind {
         let it = &self.items[id as usize];
-        let held = match it.kind {
-            ItemKind::Buf { dirty } if it.pinned > 0 || self.ail.lsn(id).is_some() => dirty,
+        let held = match it.kind() {
+            ItemKind::Buf { dirty } if it.pinned() > 0 || self.ail.lsn(id).is_some() => dirty,
             _ => 0,
         };
         ItemKind::Buf { dirty: held | bits }

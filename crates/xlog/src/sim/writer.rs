@@ -430,30 +430,19 @@ impl Sim {
         let round = self.scenario.shadow_round;
         let mut formatted = Vec::with_capacity(changes.len());
         for &(id, kind) in &changes {
-            let item = &mut self.items[id as usize];
-            item.version += 1;
-            item.kind = kind;
-            // A pool item becomes an inode or a buffer with its first change, for good.
-            item.daddr = crate::layout::item_daddr(id, kind.is_inode());
-            let want = shadow_size(kind, round);
-            if want > item.shadow_size {
-                item.shadow_size = want;
+            let (version, grew) = self.items[id as usize].xlog_cil_insert_item(kind, seq, shadow_size(kind, round));
+            if grew {
                 self.counters.shadow_allocations += 1;
             }
-            if item.cil_seq != seq {
-                // First insert into this context: iop_pin.
-                item.cil_seq = seq;
-                item.pinned += 1;
-            }
-            formatted.push((id, item.version, kind));
+            formatted.push((id, version, kind));
         }
         let cpu = self.writers[wi].cpu as usize;
-        let hdrs = self.writers[wi].ticket.as_ref().map_or(1, |t| t.iclog_hdrs);
+        let hdrs = self.writers[wi].ticket.as_ref().map_or(1, |t| t.iclog_hdrs());
         let cost = self.cil.insert_items(&self.geo, cpu, hdrs, &formatted);
         let t = self.writers[wi].ticket.as_mut().expect("committing writer has a ticket");
-        let before = t.curr_res;
-        t.curr_res -= cost.ctx_res + cost.split_res + cost.len;
-        let after = t.curr_res;
+        let before = t.curr_res();
+        t.charge(cost.ctx_res + cost.split_res + cost.len);
+        let after = t.curr_res();
         self.monitor.ticket_charged(before, after);
         let mut t = self.writers[wi].ticket.take().expect("ticket");
         self.trace_grant(w, GrantEvent::Ungrant, &t);
@@ -669,7 +658,9 @@ impl Sim {
         let wi = w as usize;
         let lsn = self.writers[wi].commit_lsn;
         let found = self.log.iclogs().iter().position(|ic| {
-            ic.lsn == lsn && ic.state != IclogState::Dirty && !(ic.state == IclogState::Active && ic.offset == 0)
+            ic.lsn() == lsn
+                && ic.state() != IclogState::Dirty
+                && !(ic.state() == IclogState::Active && ic.offset() == 0)
         });
         let Some(i) = found else {
             return self.force_done(w); // already on disk
@@ -678,10 +669,10 @@ impl Sim {
             ForceFlush::Fixed => XLOG_ICL_NEED_FLUSH | XLOG_ICL_NEED_FUA,
             ForceFlush::None => 0,
         };
-        match self.log.iclog(i).state {
+        match self.log.iclog(i).state() {
             IclogState::Active => {
                 let p = self.log.prev(i);
-                let prev_busy = matches!(self.log.iclog(p).state, IclogState::WantSync | IclogState::Syncing);
+                let prev_busy = matches!(self.log.iclog(p).state(), IclogState::WantSync | IclogState::Syncing);
                 if !self.writers[wi].force_slept && prev_busy {
                     // Wait for the previous iclog's write so more commits can join this one.
                     self.writers[wi].force_slept = true;
@@ -695,7 +686,7 @@ impl Sim {
             IclogState::WantSync => self.log.iclog_set_flags(i, force_flags),
             _ => {}
         }
-        if matches!(self.log.iclog(i).state, IclogState::Active | IclogState::Dirty) {
+        if matches!(self.log.iclog(i).state(), IclogState::Active | IclogState::Dirty) {
             return self.force_done(w);
         }
         self.counters.log_force_sleeps += 1;
