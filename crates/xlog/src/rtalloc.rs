@@ -46,7 +46,7 @@ pub fn highbit(v: u64) -> u32 {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RtAlloc {
-    pub geo: RtGeometry,
+    geo: RtGeometry,
     /// One bit per extent, 1 = free.
     #[serde(skip)]
     bitmap: Vec<u64>,
@@ -58,12 +58,27 @@ pub struct RtAlloc {
     cache: Option<Vec<u8>>,
     /// Summary block currently held (the buffer carried between summary accesses).
     held: Option<u64>,
-    pub summary_reads: u64,
-    pub bitmap_reads: u64,
-    pub free_extents: u64,
+    summary_reads: u64,
+    bitmap_reads: u64,
+    free_extents: u64,
 }
 
 impl RtAlloc {
+    pub fn geo(&self) -> RtGeometry {
+        self.geo
+    }
+    /// Summary and bitmap blocks read so far (`xfs_rtget_summary`, `xfs_rtbuf_get`).
+    pub fn summary_reads(&self) -> u64 {
+        self.summary_reads
+    }
+    pub fn bitmap_reads(&self) -> u64 {
+        self.bitmap_reads
+    }
+    /// Free extents (rt extents, not runs).
+    pub fn free_extents(&self) -> u64 {
+        self.free_extents
+    }
+
     /// A fully free realtime device, with or without the summary cache.
     pub fn new(geo: RtGeometry, cache: bool) -> RtAlloc {
         let words = geo.rextents.div_ceil(64) as usize;

@@ -14,10 +14,10 @@ fn fragmented_device_reads_a_tenth_of_the_summary_blocks_with_the_cache() {
     assert!(a.iter().filter(|x| x.is_some()).count() > 7600);
     assert!(on.cache_is_lower_bound());
     assert!(
-        on.summary_reads * 10 <= off.summary_reads,
+        on.summary_reads() * 10 <= off.summary_reads(),
         "summary reads: {} with the cache, {} without",
-        on.summary_reads,
-        off.summary_reads
+        on.summary_reads(),
+        off.summary_reads()
     );
 }
 
@@ -66,6 +66,6 @@ proptest! {
             }
             prop_assert_eq!(off.free_runs(), on.free_runs());
         }
-        prop_assert!(on.summary_reads <= off.summary_reads);
+        prop_assert!(on.summary_reads() <= off.summary_reads());
     }
 }

@@ -189,6 +189,7 @@ const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("sim/push.rs", "Pusher"),
     ("sim/log_item.rs", "Item"),
     ("grant.rs", "Ticket"),
+    ("rtalloc.rs", "RtAlloc"),
 ];
 
 /// The fields of `pub struct name` (or `pub(crate)`) in `text` that are visible outside its

@@ -496,7 +496,7 @@ impl Sim {
             xfsaild_ms_cpu: ms(c.aild_time_ns[0]),
             xfsaild_ms_cpu_wait: ms(c.aild_time_ns[1]),
             reservation_overruns: self.monitor.reservation_overruns,
-            rsum_reads: self.rt.alloc().map_or(0, |r| r.summary_reads),
+            rsum_reads: self.rt.alloc().map_or(0, |r| r.summary_reads()),
             hung: self.hung,
             events: c.events,
             trace_hash: format!("{:016x}", self.trace.hash()),

@@ -602,14 +602,14 @@ pub(super) fn rt_view(sim: &Sim, cols: usize) -> Option<RtView> {
     let rt = sim.rt.alloc()?;
     let (blocks_per_column, grid, cache) = rt.summary_columns(cols);
     Some(RtView {
-        levels: rt.geo.levels(),
-        rbmblocks: rt.geo.rbmblocks(),
+        levels: rt.geo().levels(),
+        rbmblocks: rt.geo().rbmblocks(),
         blocks_per_column,
         grid,
         cache,
-        summary_reads: rt.summary_reads,
-        bitmap_reads: rt.bitmap_reads,
-        free_extents: rt.free_extents,
+        summary_reads: rt.summary_reads(),
+        bitmap_reads: rt.bitmap_reads(),
+        free_extents: rt.free_extents(),
         free_runs: rt.free_runs(),
     })
 }

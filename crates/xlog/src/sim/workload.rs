@@ -99,7 +99,7 @@ impl RtFiles {
             return RtFiles::default();
         }
         let rt = crate::rtalloc::fragmented(s.rsum_cache == RsumCache::On, s.seed);
-        let n = rt.geo.rextents;
+        let n = rt.geo().rextents;
         RtFiles {
             hint: (0..s.writers).map(|_| rng.next_u64() % n).collect(),
             alloc: Some(Box::new(rt)),
@@ -245,10 +245,10 @@ impl TxBuilder<'_> {
         let RtFiles { alloc: Some(rt), hint, live } = &mut *self.rt else { return };
         let hint = &mut hint[w as usize];
         if pick.is_multiple_of(8) {
-            *hint = (pick >> 3) % rt.geo.rextents;
+            *hint = (pick >> 3) % rt.geo().rextents;
         }
         if let Some((s, l)) = rt.allocate_near(*hint, 1, maxlen) {
-            *hint = (s + l) % rt.geo.rextents;
+            *hint = (s + l) % rt.geo().rextents;
             live.push((s, l));
         }
         if live.len() > 64 {
