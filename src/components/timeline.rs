@@ -205,7 +205,7 @@ pub fn timeline(p: &TimelineProps) -> Html {
     html! {
         <div class="panel timeline" data-testid="timeline" data-brackets={brackets.len().to_string()} data-log-writes={log_writes.to_string()} data-preflush={flagged.to_string()} data-flush-queued={queued.to_string()}>
             if !p.compact { <h2>{ format!("flush timeline — the last {:.2} ms", p.window as f64 / 1e6) }</h2> }
-            if !p.compact { <p class="what">{ "Every block request the journal issues, as it happens, one lane per device. Stacked bars are requests in flight \
+            if !p.compact { <p class="what">{ "Every block request the filesystem issues (log writes, file data, metadata writeback, cache flushes), as it happens, one lane per device. Stacked bars are requests in flight \
                 together. A black tick at a bar's start is PREFLUSH (flush the cache first), at its end FUA (this write goes straight to media); a cache flush \
                 ends in a black corner when the cache is stable. A PREFLUSH write is a thin line while it waits its turn (the block layer runs one \
                 flush at a time), a red band while its flush runs, then the write itself. A bracket above groups the log records of one checkpoint, from its first record to its commit record." }</p> }
