@@ -190,6 +190,7 @@ const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("sim/log_item.rs", "Item"),
     ("grant.rs", "Ticket"),
     ("rtalloc.rs", "RtAlloc"),
+    ("sim/dir.rs", "Dir"),
 ];
 
 /// The fields of `pub struct name` (or `pub(crate)`) in `text` that are visible outside its
@@ -226,8 +227,49 @@ fn an_open_field_is_caught() {
     assert_eq!(public_fields(text, "Missing"), None);
 }
 
-/// Within a module directory (`recovery/`, `oracle/`, `crash/`, `sim/`, `device/`): the sibling files each
-/// file names (`super::x`), outside its `#[cfg(test)]` part.
+/// The names `text` takes from `super` (`super::x`, `super::{a, b::c}`): the first segment of
+/// each path.
+fn super_names(text: &str) -> Vec<String> {
+    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("super::") {
+        let rest = &text[i + 7..];
+        match rest.strip_prefix('{') {
+            Some(group) => {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                out.extend(group.split(',').map(|p| ident(p.trim())).filter(|n| !n.is_empty()));
+            }
+            None => out.push(ident(rest)),
+        }
+    }
+    out
+}
+
+/// What `mod.rs` re-exports from its files (`pub use x::{A, B}`, `use x::C`): item to file.
+fn reexports(mod_rs: &str, files: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in mod_rs.lines().map(str::trim) {
+        let Some(path) =
+            ["pub use ", "pub(crate) use ", "pub(super) use ", "use "].iter().find_map(|p| line.strip_prefix(p))
+        else {
+            continue;
+        };
+        let Some((file, items)) = path.split_once("::") else { continue };
+        if !files.iter().any(|f| f == file) {
+            continue;
+        }
+        let items = items.trim_end_matches(';').trim_start_matches('{').trim_end_matches('}');
+        for item in items.split(',').map(str::trim).filter(|i| !i.is_empty() && *i != "self") {
+            let name = item.rsplit(" as ").next().unwrap_or(item).rsplit("::").next().unwrap_or(item);
+            out.push((name.trim().to_string(), file.to_string()));
+        }
+    }
+    out
+}
+
+/// Within a module directory (`recovery/`, `oracle/`, `crash/`, `sim/`, `device/`): the sibling
+/// files each file imports, outside its `#[cfg(test)]` part: named (`super::x`), or through
+/// an item `mod.rs` re-exports from them (`super::{X}` where mod.rs has `pub use x::X`).
 fn sibling_imports(dir: &Path) -> Vec<(String, String)> {
     let files: Vec<String> = fs::read_dir(dir)
         .unwrap()
@@ -236,20 +278,39 @@ fn sibling_imports(dir: &Path) -> Vec<(String, String)> {
         .map(|p| p.file_stem().unwrap().to_str().unwrap().to_string())
         .filter(|n| n != "mod")
         .collect();
+    let mod_rs = fs::read_to_string(dir.join("mod.rs")).unwrap_or_default();
+    let via = reexports(&mod_rs, &files);
     let mut out = Vec::new();
     for f in &files {
         let text = fs::read_to_string(dir.join(format!("{f}.rs"))).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap();
-        for (i, _) in code.match_indices("super::") {
-            let name: String = code[i + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            if files.contains(&name) && &name != f {
-                out.push((f.clone(), name));
+        for name in super_names(code) {
+            let target = if files.contains(&name) {
+                Some(name)
+            } else {
+                via.iter().find(|(item, _)| *item == name).map(|(_, file)| file.clone())
+            };
+            if let Some(t) = target.filter(|t| t != f) {
+                out.push((f.clone(), t));
             }
         }
     }
     out.sort();
     out.dedup();
     out
+}
+
+#[test]
+fn imports_through_a_reexport_are_seen() {
+    let files = vec!["image".to_string(), "point".to_string()];
+    let via = reexports("mod image;\npub use image::{Image, SharedLog as Log};\nuse point::X;\n", &files);
+    assert!(via.contains(&("Image".to_string(), "image".to_string())));
+    assert!(via.contains(&("Log".to_string(), "image".to_string())));
+    assert!(via.contains(&("X".to_string(), "point".to_string())));
+    assert_eq!(
+        super_names("use super::{cached_walk, image::Image};\nsuper::head::x"),
+        ["cached_walk", "image", "head"]
+    );
 }
 
 /// Edges left after repeatedly removing those into a module that imports nothing left: a cycle.

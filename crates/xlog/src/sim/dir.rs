@@ -68,7 +68,7 @@ pub(crate) struct Dir {
     blocks: Vec<u32>,
     /// How many of `blocks` the current directory uses.
     used: usize,
-    pub entries: u32,
+    entries: u32,
     /// The current (last) data block, its index, and bytes used in it.
     data: Option<u32>,
     data_index: u32,
@@ -77,7 +77,7 @@ pub(crate) struct Dir {
     node: u32,
     free: u32,
     /// Directories this writer has filled and left.
-    pub rotations: u32,
+    rotations: u32,
 }
 
 impl Dir {
