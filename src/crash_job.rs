@@ -2,15 +2,8 @@
 //! the worker, explores the crash points it is given and answers with one result per point.
 
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use wasm_bindgen::prelude::*;
-
-thread_local! {
-    /// This worker's run, kept between jobs: the page hands jobs out in event order, so the
-    /// next one usually goes on where the last stopped instead of running from the start.
-    static EXPLORER: RefCell<Option<xlog::EventExplorer>> = const { RefCell::new(None) };
-}
 
 /// What the page sends a worker.
 #[derive(Deserialize, Serialize)]
@@ -49,15 +42,7 @@ pub fn loglab_crash_points(job: &str) -> String {
     let run = || -> Result<Vec<PointResult>, String> {
         let job: Job = serde_json::from_str(job).map_err(|e| format!("crash job: {e}"))?;
         job.scenario.validate()?;
-        let first = job.events.first().copied().unwrap_or(0);
-        let points = EXPLORER.with(|cell| -> Result<_, String> {
-            let mut kept = cell.borrow_mut();
-            let explorer = match kept.take() {
-                Some(e) if e.resumes(&job.scenario, first) => e,
-                _ => xlog::EventExplorer::new(&job.scenario)?,
-            };
-            Ok(kept.insert(explorer).explore(&job.events, job.budget))
-        })?;
+        let points = xlog::explore_crash_events(&job.scenario, &job.events, job.budget)?;
         Ok(points
             .into_iter()
             .map(|p| PointResult {

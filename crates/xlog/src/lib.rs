@@ -42,8 +42,7 @@ pub use cil::{format_item, shadow_size, xlog_cil_blocking_space_limit, xlog_cil_
 pub use crash::{
     check_chosen_state, explore as explore_crash_states, explore_events as explore_crash_events,
     explore_only as explore_crash_state, merge_points as merge_crash_points, writes_at_risk, AtRisk, ChosenState,
-    CrashExample, CrashLink, CrashPlan, CrashPoints, CrashReport, EventExplorer, PointDone, PointReport,
-    EXHAUSTIVE_MAX,
+    CrashExample, CrashLink, CrashPlan, CrashPoints, CrashReport, PointDone, PointReport, EXHAUSTIVE_MAX,
 };
 pub use device::{DevIo, DeviceProfile, DeviceStats, IoKind, IoReq, ReqFlags};
 pub use geometry::Geometry;

@@ -14,9 +14,7 @@ use crate::oracle::{Invariant, Oracle, OracleIndex, PointOracle};
 use crate::recovery::{Fate, Image, Layer, LogPageCache, RecoveryReport, SharedLog, Survivors};
 use crate::scenario::CrashModel;
 use crate::sim::Sim;
-pub use plan::{
-    explore_events, merge_points, CrashLink, CrashPlan, CrashPoints, EventExplorer, PointDone, PointReport,
-};
+pub use plan::{explore_events, merge_points, CrashLink, CrashPlan, CrashPoints, PointDone, PointReport};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};

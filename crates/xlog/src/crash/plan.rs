@@ -222,45 +222,18 @@ pub struct PointReport {
 /// Crashes a fresh run of `s` at each of `events` (ascending), `budget` states each: what an
 /// `Even` exploration does at those points, one report per point (a worker's share).
 pub fn explore_events(s: &Scenario, events: &[u64], budget: u32) -> Result<Vec<PointReport>, String> {
-    Ok(EventExplorer::new(s)?.explore(events, budget))
-}
-
-/// One run crashed at event counts in ascending order, that goes on where it stopped: a Web
-/// Worker keeps one across the jobs it is given (the lab hands them out in event order), so
-/// it steps its run once rather than once a job. Its reports are `explore_events`'s for the
-/// same events, however they were split into calls.
-#[derive(Clone, Debug)]
-pub struct EventExplorer {
-    scenario: Scenario,
-    sim: Sim,
-    cache: RunCache,
-}
-
-impl EventExplorer {
-    pub fn new(s: &Scenario) -> Result<EventExplorer, String> {
-        let mut sim = Sim::new(s)?;
-        sim.set_keep_trace(false);
-        Ok(EventExplorer { scenario: s.clone(), sim, cache: RunCache::default() })
+    let mut sim = Sim::new(s)?;
+    sim.set_keep_trace(false);
+    let mut cache = RunCache::default();
+    let mut out = Vec::with_capacity(events.len());
+    for &at in events {
+        while sim.events() < at && sim.step().is_some() {}
+        let mut report = CrashReport::default();
+        sim.settle_crcs();
+        explore_point(&sim, budget as u64, s.seed, None, &mut cache, &mut report);
+        out.push(PointReport { event: sim.events(), t_ns: sim.now(), report });
     }
-
-    /// Whether it can go on to crash `s` at `event` (the same run, not yet past it).
-    pub fn resumes(&self, s: &Scenario, event: u64) -> bool {
-        self.scenario == *s && self.sim.events() <= event
-    }
-
-    /// Crashes the run at each of `events` (ascending, none behind where it stands), `budget`
-    /// states a point.
-    pub fn explore(&mut self, events: &[u64], budget: u32) -> Vec<PointReport> {
-        let mut out = Vec::with_capacity(events.len());
-        for &at in events {
-            while self.sim.events() < at && self.sim.step().is_some() {}
-            let mut report = CrashReport::default();
-            self.sim.settle_crcs();
-            explore_point(&self.sim, budget as u64, self.scenario.seed, None, &mut self.cache, &mut report);
-            out.push(PointReport { event: self.sim.events(), t_ns: self.sim.now(), report });
-        }
-        out
-    }
+    Ok(out)
 }
 
 /// One crash state in a link: a scenario link plus `crash_event`, `crash_state` and
@@ -343,30 +316,6 @@ mod tests {
         // Only evenly spread points split: the other plans are all in part 0.
         let one = CrashPlan::new(&s, CrashPoints::One { event: 500, state: None }, 16).unwrap();
         assert_eq!(one.explore_part(1, 2, &mut |_, _| {}).unwrap().crash_points, 0);
-    }
-
-    /// A worker's explorer goes on across jobs: the jobs' reports are one call's, and a job
-    /// behind where it stands, or of another run, needs a fresh one.
-    #[test]
-    fn an_explorer_resumed_across_jobs_reports_what_one_pass_reports() {
-        let mut s = crate::presets::find("force-without-flush").unwrap();
-        s.duration = crate::scenario::Duration(20 * crate::units::NS_PER_MS);
-        let events = CrashPlan::even_points(CrashPlan::new(&s, CrashPoints::Even(1), 1).unwrap().run_events, 12);
-        let json = |ps: &[PointReport]| {
-            ps.iter().map(|p| (p.event, p.t_ns, serde_json::to_string(&p.report).unwrap())).collect::<Vec<_>>()
-        };
-        let whole = explore_events(&s, &events, 8).unwrap();
-        assert!(whole.iter().map(|p| p.report.total_violations()).sum::<u64>() > 0);
-        let mut e = EventExplorer::new(&s).unwrap();
-        let mut parts = Vec::new();
-        for job in events.chunks(4) {
-            assert!(e.resumes(&s, job[0]));
-            parts.extend(e.explore(job, 8));
-        }
-        assert_eq!(json(&parts), json(&whole));
-        assert!(!e.resumes(&s, events[0]), "behind where it stands");
-        let other = crate::scenario::Scenario { seed: s.seed + 1, ..s.clone() };
-        assert!(!e.resumes(&other, u64::MAX), "another run");
     }
 
     #[test]
