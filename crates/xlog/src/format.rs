@@ -219,15 +219,19 @@ pub fn read_meta(b: &[u8]) -> Option<(u32, u64, Lsn)> {
 /// `rec` is the whole record: `heads` header sectors then the data. CRC32C (Castagnoli),
 /// seeded with ~0 and inverted at the end (`crc`: hardware natively).
 pub fn xlog_cksum(rec: &[u8], heads: usize, h_len: usize) -> u32 {
-    let mut crc = crate::crc::crc32c(&rec[..rh::CRC]);
+    let (hdr, data) = rec.split_at(heads * BBSIZE as usize);
+    xlog_cksum_parts(hdr, data, h_len)
+}
+
+/// `xlog_cksum` of a record held as its `heads` header blocks and its data apart.
+pub fn xlog_cksum_parts(hdr: &[u8], data: &[u8], h_len: usize) -> u32 {
+    let mut crc = crate::crc::crc32c(&hdr[..rh::CRC]);
     crc = crate::crc::crc32c_append(crc, &[0u8; 4]);
-    crc = crate::crc::crc32c_append(crc, &rec[rh::CRC + 4..rh::SIZEOF]);
-    for i in 1..heads {
-        let o = i * BBSIZE as usize;
-        crc = crate::crc::crc32c_append(crc, &rec[o..o + rh::EXT_SIZEOF]);
+    crc = crate::crc::crc32c_append(crc, &hdr[rh::CRC + 4..rh::SIZEOF]);
+    for o in (BBSIZE as usize..hdr.len()).step_by(BBSIZE as usize) {
+        crc = crate::crc::crc32c_append(crc, &hdr[o..o + rh::EXT_SIZEOF]);
     }
-    let data = heads * BBSIZE as usize;
-    crate::crc::crc32c_append(crc, &rec[data..data + h_len])
+    crate::crc::crc32c_append(crc, &data[..h_len])
 }
 
 /// A record whose CRC is not written yet (`xlog_cksum`, computed when something first reads

@@ -66,20 +66,24 @@ pub(super) fn parse_record<R: LogReader + ?Sized>(img: &R, blk: u32) -> Option<R
     {
         return None;
     }
-    let total_bb = heads + btobb(h_len as u64) as u32;
-    let mut raw = Vec::with_capacity(total_bb as usize * SECTOR);
-    for k in 0..total_bb {
-        raw.extend_from_slice(&img.log_block((blk + k) % img.log_bb()));
+    let bbs = btobb(h_len as u64) as usize;
+    let total_bb = heads + bbs as u32;
+    // The header blocks and the data apart: the data is read once, into the record's buffer.
+    let block = |k: u32| img.log_block((blk + k) % img.log_bb());
+    let mut raw = Vec::with_capacity(heads as usize * SECTOR);
+    for k in 0..heads {
+        raw.extend_from_slice(&block(k));
+    }
+    // Whole blocks, as the kernel's buffer is: an h_len off a block boundary still unpacks.
+    let mut data = Vec::with_capacity(bbs * SECTOR);
+    for k in heads..total_bb {
+        data.extend_from_slice(&block(k));
     }
     let crc = u32::from_le_bytes(raw[rh::CRC..rh::CRC + 4].try_into().expect("4 bytes"));
     // xlog_recover_process, CRC pass: "mkfs always sets old_crc to 0 so we must consider this
     // valid even on v5 supers" (the replay pass would reject it; mkfs's is an unmount record).
-    let crc_ok = crc == 0 || format::xlog_cksum(&raw, heads as usize, h_len as usize) == crc;
+    let crc_ok = crc == 0 || format::xlog_cksum_parts(&raw, &data, h_len as usize) == crc;
     // Unpack: restore the words the cycle stamps replaced.
-    let hs = heads as usize * SECTOR;
-    let bbs = btobb(h_len as u64) as usize;
-    // Whole blocks, as the kernel's buffer is: an h_len off a block boundary still unpacks.
-    let mut data = raw[hs..hs + bbs * SECTOR].to_vec();
     for i in 0..bbs {
         let (j, k) = (i / XLOG_CYCLE_DATA_WORDS, i % XLOG_CYCLE_DATA_WORDS);
         let slot = if j == 0 { rh::CYCLE_DATA + 4 * k } else { j * SECTOR + 4 + 4 * k };
