@@ -83,11 +83,14 @@ pub(super) fn parse_record<R: LogReader + ?Sized>(img: &R, blk: u32) -> Option<R
     // xlog_recover_process, CRC pass: "mkfs always sets old_crc to 0 so we must consider this
     // valid even on v5 supers" (the replay pass would reject it; mkfs's is an unmount record).
     let crc_ok = crc == 0 || format::xlog_cksum_parts(&raw, &data, h_len as usize) == crc;
-    // Unpack: restore the words the cycle stamps replaced.
+    // Unpack: restore the words the cycle stamps replaced. A record whose data outgrows its
+    // header blocks (a corrupt h_len) reads its saved words on into the data, as one buffer of
+    // the whole record would (those bytes are never the ones this loop rewrites).
+    let hs = raw.len();
     for i in 0..bbs {
         let (j, k) = (i / XLOG_CYCLE_DATA_WORDS, i % XLOG_CYCLE_DATA_WORDS);
         let slot = if j == 0 { rh::CYCLE_DATA + 4 * k } else { j * SECTOR + 4 + 4 * k };
-        let w = format::be32(&raw, slot);
+        let w = if slot < hs { format::be32(&raw, slot) } else { format::be32(&data, slot - hs) };
         data[i * SECTOR..i * SECTOR + 4].copy_from_slice(&w.to_be_bytes());
     }
     data.truncate(h_len as usize);
