@@ -10,7 +10,8 @@
 //! queued takes the first task of the longest other queue (`newidle_balance`; no periodic
 //! balancing), and each queue is fair: the next task is the one that has had the least CPU
 //! time, as CFS picks by vruntime, a woken sleeper credited half a slice (CFS's placement;
-//! EEVDF keeps the sleeper's lag, tried and measured worse: docs/kernel.md).
+//! EEVDF keeps the sleeper's lag, tried and measured worse: docs/kernel.md). A woken task
+//! preempts a running one past the queue's average CPU time (`wakeup_preempts`).
 
 use crate::units::{Ns, TaskId};
 use std::collections::{BTreeMap, VecDeque};
@@ -164,6 +165,20 @@ impl CpuPool {
         rq.tasks.pop_front()
     }
 
+    /// `check_preempt_wakeup_fair` for the task running on `cpu`, `curr`, after a wakeup queued
+    /// a task there: fair only. EEVDF lets a running task keep its CPU while it is eligible (has
+    /// had no more than the queue's average CPU time, `RUN_TO_PARITY`); past it, the first task
+    /// waiting, when eligible, preempts it.
+    pub fn wakeup_preempts(&self, cpu: u32, curr: TaskId) -> bool {
+        let Some(f) = &self.fair else { return false };
+        let rq = &self.rqs[self.rq_of(cpu)];
+        let Some(&head) = rq.keys.front() else { return false };
+        let vc = f.vruntime(curr).max(f.min_vruntime);
+        let n = rq.keys.len() as u128 + 1;
+        let avg = (rq.keys.iter().map(|&k| u128::from(k)).sum::<u128>() + u128::from(vc)) / n;
+        u128::from(vc) > avg && u128::from(head) <= avg
+    }
+
     /// Some task waits for `cpu` (on its queue).
     pub fn has_runnable(&self, cpu: u32) -> bool {
         !self.rqs[self.rq_of(cpu)].tasks.is_empty()
@@ -255,6 +270,26 @@ mod tests {
         assert_eq!(pool.runnable().collect::<Vec<_>>(), [20, 12, 13, 10]);
         assert_eq!(pool.pick_next_task(cpu), Some((20, 8)));
         assert_eq!(pool.pick_next_task(cpu), Some((12, 7)));
+    }
+
+    #[test]
+    fn a_woken_task_preempts_only_a_running_task_past_the_queues_average() {
+        let mut pool = CpuPool::new(1).with_cpu_run_queues(0);
+        let cpu = pool.take_idle_cpu().unwrap();
+        assert!(!pool.wakeup_preempts(cpu, 10), "nothing waits");
+        // 10 runs having had 3,000; 11 wakes having had 1,000: the average is 2,000.
+        pool.charge(10, 3_000);
+        pool.charge(11, 1_000);
+        pool.enqueue_wakeup(11, 5, cpu);
+        assert!(pool.wakeup_preempts(cpu, 10));
+        // With 14 (5,000) waiting too the average is 10's own 3,000: eligible, it runs on.
+        pool.charge(14, 5_000);
+        pool.enqueue_task(14, 5, cpu);
+        assert!(!pool.wakeup_preempts(cpu, 10));
+        // 15 has had 4,000, past the average of 3,333.
+        pool.charge(15, 4_000);
+        assert!(pool.wakeup_preempts(cpu, 15));
+        assert!(!CpuPool::new(1).wakeup_preempts(0, 10), "only the fair queues preempt");
     }
 
     #[test]

@@ -328,6 +328,7 @@ impl Sim {
         let writers = &self.writers;
         let kworker = |t: TaskId| t == TASK_XFSAILD || writers.get(t as usize).is_some_and(|wr| wr.ioend_ran());
         self.cpus.enqueue_woken(t, ns, cpu, |t| pusher_of(t).is_some() || kworker(t));
+        self.check_preempt_wakeup(cpu);
     }
 
     /// A task left `cpu`: it goes to the first task waiting for one.

@@ -11,8 +11,11 @@
 //! append's I/O completion worker and xfsaild take CPU time too; a writer keeps its CPU across
 //! its operations as a push worker does (no preemption within its slice); each CPU has its own
 //! fair run queue (`CpuPool`): a push worker woken by `queue_work` from a task on a CPU queues
-//! on that CPU (`current_cpu`), every other woken task on its own last CPU. The iclog
-//! completions take no CPU yet.
+//! on that CPU (`current_cpu`), every other woken task on its own last CPU; a task woken onto
+//! a queue preempts the writer running there once that writer has had more than the queue's
+//! average CPU time (EEVDF's eligibility), at the writer's next preemption point: between its
+//! operations (`PREEMPT_NONE`), `check_preempt_wakeup` in writer.rs. The iclog completions
+//! take no CPU yet.
 
 use crate::units::Ns;
 

@@ -99,6 +99,9 @@ pub(crate) struct Writer {
     agi_part: Option<u64>,
     /// `cpu_model=kernel`: what is left of its slice on the CPU it holds.
     slice_left: u64,
+    /// `cpu_model=kernel`: a task woken onto its CPU preempts it on its way back to user space
+    /// (`TIF_NEED_RESCHED`).
+    need_resched: bool,
     /// `cpu_model=kernel`: its O_DSYNC append's I/O completion has had its CPU time.
     ioend_ran: bool,
     /// When that completion's worker woke.
@@ -148,6 +151,14 @@ impl Writer {
     /// Its slice on the CPU it holds is used up.
     pub fn slice_used_up(&self) -> bool {
         self.slice_left == 0
+    }
+    /// `resched_curr`: a task woken onto its CPU is to run before it.
+    pub fn set_need_resched(&mut self) {
+        self.need_resched = true;
+    }
+    /// Whether it was to give its CPU up (it no longer is).
+    pub fn take_need_resched(&mut self) -> bool {
+        std::mem::take(&mut self.need_resched)
     }
 
     /// `set_task_cpu`: where it runs next (and where its commits count the CIL's space).
@@ -219,6 +230,7 @@ impl Writer {
             holding: false,
             agi_part: None,
             slice_left: 0,
+            need_resched: false,
             ioend_ran: false,
             ioend_woke: 0,
             worked: false,
@@ -233,6 +245,9 @@ impl Sim {
         match self.writers[w as usize].state {
             WriterState::Thinking => {
                 self.think_done(w);
+                if self.preempt_at_return_to_user(w) {
+                    return;
+                }
                 self.start_tx(w);
                 self.writer_cpu_settle(w)
             }
@@ -770,8 +785,37 @@ impl Sim {
         let last = self.writers[w as usize].task_cpu();
         match self.cpus.select_idle_cpu(last) {
             Some(cpu) => self.run_on(cpu, w, think),
-            None => self.cpus.enqueue_wakeup(w, think, last),
+            None => {
+                self.cpus.enqueue_wakeup(w, think, last);
+                self.check_preempt_wakeup(last);
+            }
         }
+    }
+
+    /// A task woken onto `cpu`'s queue: the writer running there, past its fair share, is to
+    /// give the CPU up at its next preemption point (`resched_curr`).
+    pub(super) fn check_preempt_wakeup(&mut self, cpu: u32) {
+        if !self.kernel_threads_on_cpus() {
+            return;
+        }
+        let Some(curr) = self.writers.iter().position(|wr| wr.on_cpu() == Some(cpu)) else { return };
+        if self.cpus.wakeup_preempts(cpu, curr as TaskId) {
+            self.writers[curr].set_need_resched();
+        }
+    }
+
+    /// A writer between its operations (returning to user space, the only preemption point
+    /// of a `PREEMPT_NONE` kernel such as this machine's): preempted if a woken task is to run
+    /// before it, it waits runnable and starts its next operation when it runs again.
+    fn preempt_at_return_to_user(&mut self, w: TaskId) -> bool {
+        let wr = &mut self.writers[w as usize];
+        if !wr.take_need_resched() || wr.on_cpu().is_none() || !wr.take_holding() {
+            return false;
+        }
+        let cpu = wr.yield_cpu();
+        self.cpus.enqueue_task(w, 0, cpu);
+        self.cpu_release(cpu);
+        true
     }
 
     /// A kernel worker woken to run `ns` of CPU work for writer `w` (its I/O completion): on
