@@ -1137,6 +1137,20 @@ fn a_woken_agi_waiter_preempts_its_waker_between_creates_and_the_convoy_breaks()
     assert!(m.latency_ms_p99 > 0.5, "{}", m.latency_ms_p99);
 }
 
+/// `cpu_model=kernel`: a task woken onto an idle CPU starts only once that CPU has woken (this
+/// VM's idle CPUs halt): on fsync-heavy, whose two CPUs are mostly idle, a queued push starts
+/// 10 us or more after `queue_work` at the median, where the default model starts it at once.
+#[test]
+fn a_task_woken_onto_an_idle_cpu_starts_once_the_cpu_has_woken() {
+    let kernel = run_set("fsync-heavy", &[("cpus", "2"), ("cpu_model", "kernel")], 1);
+    let writers = run_set("fsync-heavy", &[("cpus", "2")], 1);
+    assert!((0.009..0.05).contains(&kernel.cil_push_dispatch_ms_p50), "{}", kernel.cil_push_dispatch_ms_p50);
+    assert!(kernel.cil_push_dispatch_ms_p99 >= 0.03, "{}", kernel.cil_push_dispatch_ms_p99);
+    assert_eq!(writers.cil_push_dispatch_ms_p50, 0.0);
+    // The fsyncs wait for the wakeups too.
+    assert!(kernel.latency_ms_p50 > writers.latency_ms_p50, "{} {}", kernel.latency_ms_p50, writers.latency_ms_p50);
+}
+
 /// With the kernel's threads on the pool, every CPU is always either idle or held by exactly one
 /// task (none leaked, none held twice), and a task waits in the run queue at most once.
 #[test]

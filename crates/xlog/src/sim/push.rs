@@ -714,7 +714,10 @@ impl Sim {
                 self.push_cpu_done_at(k, self.now + ns, then);
             }
             None => match self.cpus.take_idle_cpu() {
-                Some(cpu) => self.push_granted(k, cpu, ns),
+                Some(cpu) => {
+                    let idle = self.idle_wake(true);
+                    self.push_granted_after(k, cpu, ns, idle)
+                }
                 None => self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu()),
             },
         }
@@ -740,13 +743,18 @@ impl Sim {
     }
 
     pub(super) fn push_granted(&mut self, k: u32, cpu: u32, ns: Ns) {
+        self.push_granted_after(k, cpu, ns, 0)
+    }
+
+    /// Push worker `k` gets `cpu` and starts `idle` ns later (the CPU waking from idle).
+    fn push_granted_after(&mut self, k: u32, cpu: u32, ns: Ns, idle: Ns) {
         let slice = base_slice(self.cpus.ncpus());
         let (waited, then) = self.pushers[k as usize].set_next_task(cpu, slice, ns, self.now);
         if let Some(waited) = waited {
             self.counters.push_time_ns[RUNNABLE] += waited;
         }
         self.cpus.charge(pusher_task(k), ns);
-        self.push_cpu_done_at(k, self.now + ns, then);
+        self.push_cpu_done_at(k, self.now + idle + ns, then);
     }
 
     fn push_cpu_done_at(&mut self, k: u32, at: Ns, then: CpuThen) {

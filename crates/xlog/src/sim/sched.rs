@@ -14,8 +14,9 @@
 //! on that CPU (`current_cpu`), every other woken task on its own last CPU; a task woken onto
 //! a queue preempts the writer running there once that writer has had more than the queue's
 //! average CPU time (EEVDF's eligibility), at the writer's next preemption point: between its
-//! operations (`PREEMPT_NONE`), `check_preempt_wakeup` in writer.rs. The iclog completions
-//! take no CPU yet.
+//! operations (`PREEMPT_NONE`), `check_preempt_wakeup` in writer.rs; and a task woken onto an
+//! idle CPU starts once that CPU has woken (`IDLE_WAKE_*`). The iclog completions take no CPU
+//! yet.
 
 use crate::units::Ns;
 
@@ -29,6 +30,19 @@ pub(super) fn base_slice(cpus: u32) -> Ns {
 /// conversion and its transaction), measured on this machine's 6.18 (`kernel run --preset
 /// sync-append`: 351.6 ms over 52,357 conversions, docs/kernel.md).
 pub(super) const XFS_END_IO_NS: Ns = 6_700;
+
+/// How long after its wakeup a task woken onto an idle CPU starts on it, with `cpu_model=kernel`
+/// (this machine is a VM: an idle CPU halts, and a wakeup from another CPU must reach it).
+/// Medians measured on this machine's 6.18 from `sched_waking` to `sched_switch` where the
+/// target CPU ran its idle task (0.5 s of `kernel run --preset fsync-heavy`, docs/kernel.md):
+/// a writer (woken by a kernel worker on another CPU: 8,759 wakeups), 47 us; a kernel worker
+/// woken from another CPU, 30 us (1,025); one woken on the idle CPU itself, by the interrupt that
+/// woke that CPU, 10 us (3,524).
+/// Model: one value each, where the kernel's spread (p90 187, 51 and 19 us) grows with how
+/// long the CPU was idle.
+pub(super) const IDLE_WAKE_WRITER_NS: Ns = 47_000;
+pub(super) const IDLE_WAKE_REMOTE_NS: Ns = 30_000;
+pub(super) const IDLE_WAKE_LOCAL_NS: Ns = 10_000;
 
 /// `push_time_ns` bucket of a push worker waiting runnable for a CPU.
 pub const RUNNABLE: usize = 5;

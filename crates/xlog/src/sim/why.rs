@@ -305,7 +305,7 @@ mod tests {
     #[test]
     fn a_runnable_push_worker_is_told_whose_cpu_queue_it_waits_on() {
         use crate::sim::CpuTask;
-        let mut s = find("cil-throttle-rhythm").unwrap();
+        let mut s = find("sync-append").unwrap();
         s.set("cpus", "2").unwrap();
         s.set("device", "vm-disk").unwrap();
         s.set("cpu_model", "kernel").unwrap();

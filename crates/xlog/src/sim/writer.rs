@@ -784,7 +784,10 @@ impl Sim {
         }
         let last = self.writers[w as usize].task_cpu();
         match self.cpus.select_idle_cpu(last) {
-            Some(cpu) => self.run_on(cpu, w, think),
+            Some(cpu) => {
+                let idle = self.idle_wake(false);
+                self.run_on_after(cpu, w, think, idle)
+            }
             None => {
                 self.cpus.enqueue_wakeup(w, think, last);
                 self.check_preempt_wakeup(last);
@@ -825,7 +828,10 @@ impl Sim {
         self.writers[w as usize].ioend_wakeup(self.now);
         let last = self.writers[w as usize].task_cpu();
         match self.cpus.select_idle_cpu(last) {
-            Some(cpu) => self.run_on(cpu, w, ns),
+            Some(cpu) => {
+                let idle = self.idle_wake(true);
+                self.run_on_after(cpu, w, ns, idle)
+            }
             None => self.kworker_runnable(w, ns, last),
         }
     }
@@ -867,7 +873,26 @@ impl Sim {
         }
     }
 
+    /// With `cpu_model=kernel`, how long a task woken now onto an idle CPU takes to start:
+    /// a writer, or a kernel worker (woken from another CPU, by the task whose event runs,
+    /// or by an interrupt on that CPU); 0 otherwise.
+    pub(super) fn idle_wake(&self, kworker: bool) -> Ns {
+        use super::sched::{IDLE_WAKE_LOCAL_NS, IDLE_WAKE_REMOTE_NS, IDLE_WAKE_WRITER_NS};
+        match (self.kernel_threads_on_cpus(), kworker, self.current_cpu()) {
+            (false, ..) => 0,
+            (true, false, _) => IDLE_WAKE_WRITER_NS,
+            (true, true, Some(_)) => IDLE_WAKE_REMOTE_NS,
+            (true, true, None) => IDLE_WAKE_LOCAL_NS,
+        }
+    }
+
     pub(super) fn run_on(&mut self, cpu: u32, w: TaskId, think: u64) {
+        self.run_on_after(cpu, w, think, 0)
+    }
+
+    /// Writer `w` (or its I/O completion worker) gets `cpu` and starts `idle` ns later (the CPU
+    /// waking from idle), to run `think` ns.
+    fn run_on_after(&mut self, cpu: u32, w: TaskId, think: u64, idle: Ns) {
         let slice = base_slice(self.cpus.ncpus());
         let wr = &mut self.writers[w as usize];
         if wr.ioend_ran() {
@@ -876,6 +901,6 @@ impl Sim {
         }
         wr.set_next_task(cpu, slice, think);
         self.cpus.charge(w, think);
-        self.wake_at(self.now + think, w);
+        self.wake_at(self.now + idle + think, w);
     }
 }
