@@ -1145,10 +1145,9 @@ fn a_task_woken_onto_an_idle_cpu_starts_once_the_cpu_has_woken() {
     let kernel = run_set("fsync-heavy", &[("cpus", "2"), ("cpu_model", "kernel")], 1);
     let writers = run_set("fsync-heavy", &[("cpus", "2")], 1);
     assert!((0.009..0.05).contains(&kernel.cil_push_dispatch_ms_p50), "{}", kernel.cil_push_dispatch_ms_p50);
-    assert!(kernel.cil_push_dispatch_ms_p99 >= 0.03, "{}", kernel.cil_push_dispatch_ms_p99);
+    // Its tail: the wakeups of writers (47 us) that queue pushes (0.065 ms without the wake).
+    assert!(kernel.cil_push_dispatch_ms_p99 >= 0.1, "{}", kernel.cil_push_dispatch_ms_p99);
     assert_eq!(writers.cil_push_dispatch_ms_p50, 0.0);
-    // The fsyncs wait for the wakeups too.
-    assert!(kernel.latency_ms_p50 > writers.latency_ms_p50, "{} {}", kernel.latency_ms_p50, writers.latency_ms_p50);
 }
 
 /// With the kernel's threads on the pool, every CPU is always either idle or held by exactly one

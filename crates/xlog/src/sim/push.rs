@@ -4,6 +4,7 @@ use super::history::CheckpointRecord;
 use super::sched::{base_slice, CpuThen, RUNNABLE};
 use super::tags::IoTag;
 use super::tasks::{pusher_of, pusher_task, TASK_XFSAILD};
+use super::writer::IdleWake;
 use super::Sim;
 use crate::cil::{append_item_regions, xlog_cil_blocking_space_limit, CilCtx};
 use crate::format::{
@@ -147,6 +148,9 @@ pub(crate) struct Pusher {
     /// `cpu_model=kernel`: the CPU whose run queue it joins when woken with none idle: its
     /// waker's (`queue_work` from a task on a CPU), else the last it ran on.
     wake_cpu: u32,
+    /// `cpu_model=kernel`: its last wakeup came from a task on another CPU (`queue_work`),
+    /// not from an I/O completion's interrupt.
+    woken_remote: bool,
 }
 
 impl Pusher {
@@ -662,7 +666,9 @@ impl Sim {
         self.pushers[k].queued_at = queued;
         self.set_push_state(k, PushState::Starting);
         self.pushers[k].run_start_ns = self.now;
-        if let Some(cpu) = self.current_cpu() {
+        let waker = self.current_cpu();
+        self.pushers[k].woken_remote = waker.is_some();
+        if let Some(cpu) = waker {
             self.pushers[k].wake_cpu = cpu;
         }
         self.wake(pusher_task(k as u32));
@@ -715,10 +721,14 @@ impl Sim {
             }
             None => match self.cpus.take_idle_cpu() {
                 Some(cpu) => {
-                    let idle = self.idle_wake(true);
+                    let remote = std::mem::take(&mut self.pushers[k as usize].woken_remote);
+                    let idle = self.idle_wake(IdleWake::Kworker { remote });
                     self.push_granted_after(k, cpu, ns, idle)
                 }
-                None => self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu()),
+                None => {
+                    self.pushers[k as usize].woken_remote = false;
+                    self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu())
+                }
             },
         }
     }

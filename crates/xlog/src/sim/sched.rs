@@ -9,7 +9,8 @@
 //! being queued at the median), keeps its CPU across its CPU work until it sleeps, and after
 //! EEVDF's base slice goes to the back when someone waits. With `cpu_model=kernel` an O_DSYNC
 //! append's I/O completion worker and xfsaild take CPU time too; a writer keeps its CPU across
-//! its operations as a push worker does (no preemption within its slice); each CPU has its own
+//! its operations as a push worker does (no preemption within its slice, but by a woken task
+//! between its operations, below); each CPU has its own
 //! fair run queue (`CpuPool`): a push worker woken by `queue_work` from a task on a CPU queues
 //! on that CPU (`current_cpu`), every other woken task on its own last CPU; a task woken onto
 //! a queue preempts the writer running there once that writer has had more than the queue's
@@ -39,7 +40,7 @@ pub(super) const XFS_END_IO_NS: Ns = 6_700;
 /// woken from another CPU, 30 us (1,025); one woken on the idle CPU itself, by the interrupt that
 /// woke that CPU, 10 us (3,524).
 /// Model: one value each, where the kernel's spread (p90 187, 51 and 19 us) grows with how
-/// long the CPU was idle.
+/// long the CPU was idle; xfsaild, woken by its timer (8 us), starts at once.
 pub(super) const IDLE_WAKE_WRITER_NS: Ns = 47_000;
 pub(super) const IDLE_WAKE_REMOTE_NS: Ns = 30_000;
 pub(super) const IDLE_WAKE_LOCAL_NS: Ns = 10_000;

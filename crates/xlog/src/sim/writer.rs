@@ -175,6 +175,7 @@ impl Writer {
     }
     /// Put on `cpu` to run `think` ns, with a fresh slice.
     pub fn set_next_task(&mut self, cpu: u32, slice: Ns, think: u64) {
+        self.need_resched = false;
         self.slice_left = slice.saturating_sub(think);
         self.on_cpu = true;
         self.cpu = cpu;
@@ -195,12 +196,17 @@ impl Writer {
             self.holding = true;
             return None;
         }
+        self.leave_cpu()
+    }
+    /// `schedule()` away from its CPU: whatever was to preempt it no longer needs to.
+    fn leave_cpu(&mut self) -> Option<u32> {
+        self.need_resched = false;
         self.on_cpu = false;
         Some(self.cpu)
     }
     /// Gives up the CPU it holds (its slice is used up and a task waits): answers the CPU.
     pub fn yield_cpu(&mut self) -> u32 {
-        self.on_cpu = false;
+        self.leave_cpu();
         self.cpu
     }
     /// After steps that take no CPU time: a writer that held its CPU and did not think again
@@ -210,8 +216,7 @@ impl Writer {
             return None;
         }
         self.holding = false;
-        self.on_cpu = false;
-        Some(self.cpu)
+        self.leave_cpu()
     }
 
     pub fn new(items: Vec<u32>) -> Writer {
@@ -245,7 +250,7 @@ impl Sim {
         match self.writers[w as usize].state {
             WriterState::Thinking => {
                 self.think_done(w);
-                if self.preempt_at_return_to_user(w) {
+                if self.exit_to_user_mode(w) {
                     return;
                 }
                 self.start_tx(w);
@@ -289,8 +294,9 @@ impl Sim {
                 return self.kworker_on_cpu(w, super::sched::XFS_END_IO_NS);
             }
             wr.ioend_ran = false;
-            if std::mem::take(&mut wr.on_cpu) {
-                self.cpu_release(self.writers[w as usize].cpu);
+            if wr.on_cpu {
+                let cpu = wr.yield_cpu();
+                self.cpu_release(cpu);
             }
         }
         self.start_tx(w)
@@ -771,6 +777,13 @@ impl Sim {
     }
 }
 
+/// Who is woken onto an idle CPU (`Sim::idle_wake`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum IdleWake {
+    Writer,
+    Kworker { remote: bool },
+}
+
 impl Sim {
     /// Runs `think` ns of writer `w`'s CPU work: on a free CPU of the pool now, or after the
     /// tasks queued before it.
@@ -785,7 +798,7 @@ impl Sim {
         let last = self.writers[w as usize].task_cpu();
         match self.cpus.select_idle_cpu(last) {
             Some(cpu) => {
-                let idle = self.idle_wake(false);
+                let idle = self.idle_wake(IdleWake::Writer);
                 self.run_on_after(cpu, w, think, idle)
             }
             None => {
@@ -807,10 +820,10 @@ impl Sim {
         }
     }
 
-    /// A writer between its operations (returning to user space, the only preemption point
-    /// of a `PREEMPT_NONE` kernel such as this machine's): preempted if a woken task is to run
+    /// A writer between its operations, returning to user space (the only preemption point of
+    /// a `PREEMPT_NONE` kernel such as this machine's): preempted if a woken task is to run
     /// before it, it waits runnable and starts its next operation when it runs again.
-    fn preempt_at_return_to_user(&mut self, w: TaskId) -> bool {
+    fn exit_to_user_mode(&mut self, w: TaskId) -> bool {
         let wr = &mut self.writers[w as usize];
         if !wr.take_need_resched() || wr.on_cpu().is_none() || !wr.take_holding() {
             return false;
@@ -829,7 +842,8 @@ impl Sim {
         let last = self.writers[w as usize].task_cpu();
         match self.cpus.select_idle_cpu(last) {
             Some(cpu) => {
-                let idle = self.idle_wake(true);
+                // Queued by the data write's completion interrupt (`xfs-conv` is bound to its CPU).
+                let idle = self.idle_wake(IdleWake::Kworker { remote: false });
                 self.run_on_after(cpu, w, ns, idle)
             }
             None => self.kworker_runnable(w, ns, last),
@@ -854,7 +868,9 @@ impl Sim {
     fn think_on_held_cpu(&mut self, w: TaskId, think: u64) {
         let slice = base_slice(self.cpus.ncpus());
         let wr = &mut self.writers[w as usize];
-        if wr.slice_used_up() && self.cpus.has_runnable(wr.task_cpu()) {
+        // Its user-space work (`tx_work=before`) starts back in user space: preempted there.
+        let at_user = wr.state == WriterState::Thinking && wr.take_need_resched();
+        if at_user || (wr.slice_used_up() && self.cpus.has_runnable(wr.task_cpu())) {
             let cpu = wr.yield_cpu();
             self.cpus.enqueue_task(w, think, cpu);
             return self.cpu_release(cpu);
@@ -873,16 +889,18 @@ impl Sim {
         }
     }
 
-    /// With `cpu_model=kernel`, how long a task woken now onto an idle CPU takes to start:
-    /// a writer, or a kernel worker (woken from another CPU, by the task whose event runs,
-    /// or by an interrupt on that CPU); 0 otherwise.
-    pub(super) fn idle_wake(&self, kworker: bool) -> Ns {
+    /// With `cpu_model=kernel`, how long a task woken onto an idle CPU takes to start there: a
+    /// writer, or a kernel worker woken by a task on another CPU (`remote`) or by an interrupt
+    /// on that CPU; 0 otherwise.
+    pub(super) fn idle_wake(&self, waking: IdleWake) -> Ns {
         use super::sched::{IDLE_WAKE_LOCAL_NS, IDLE_WAKE_REMOTE_NS, IDLE_WAKE_WRITER_NS};
-        match (self.kernel_threads_on_cpus(), kworker, self.current_cpu()) {
-            (false, ..) => 0,
-            (true, false, _) => IDLE_WAKE_WRITER_NS,
-            (true, true, Some(_)) => IDLE_WAKE_REMOTE_NS,
-            (true, true, None) => IDLE_WAKE_LOCAL_NS,
+        if !self.kernel_threads_on_cpus() {
+            return 0;
+        }
+        match waking {
+            IdleWake::Writer => IDLE_WAKE_WRITER_NS,
+            IdleWake::Kworker { remote: true } => IDLE_WAKE_REMOTE_NS,
+            IdleWake::Kworker { remote: false } => IDLE_WAKE_LOCAL_NS,
         }
     }
 
