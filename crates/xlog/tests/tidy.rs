@@ -1,7 +1,7 @@
 //! Tidy: the model stays pure (no web, I/O, clock or thread dependencies) and documented.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const BANNED_DEPS: &[&str] = &[
     "wasm-bindgen",
@@ -46,18 +46,7 @@ fn model_sources_use_no_banned_apis_and_open_with_a_doc_line() {
         ("FIXME", "an issue"),
         ("should_panic", "an assertion on the error value"),
     ];
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
-    let mut files = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
+    let files = files_under(vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")]);
     assert!(files.len() > 10);
     for path in files {
         let text = fs::read_to_string(&path).unwrap();
@@ -101,6 +90,22 @@ const LAYERS: &[&[&str]] = &[
     &["lib"],
 ];
 
+/// Every file under `dirs`, at any depth.
+fn files_under(mut dirs: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
@@ -108,29 +113,21 @@ fn layer_of(module: &str) -> Option<usize> {
 /// The crate modules each source file names (`crate::x`), outside its `#[cfg(test)]` part.
 fn imports(src: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let mut dirs = vec![src.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            let rel = path.strip_prefix(src).unwrap();
-            // A module's tests in their own file (`device/tests.rs`) are all test code.
-            if rel.file_name().is_some_and(|n| n == "tests.rs") {
-                continue;
-            }
-            // A file's module is its first path component (sim/push.rs is part of `sim`).
-            let module = rel.iter().next().unwrap().to_str().unwrap().trim_end_matches(".rs").to_string();
-            let text = fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap();
-            for (i, _) in code.match_indices("crate::") {
-                let rest = &code[i + 7..];
-                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                if !name.is_empty() && name != module {
-                    out.push((module.clone(), name));
-                }
+    for path in files_under(vec![src.to_path_buf()]) {
+        let rel = path.strip_prefix(src).unwrap();
+        // A module's tests in their own file (`device/tests.rs`) are all test code.
+        if rel.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        // A file's module is its first path component (sim/push.rs is part of `sim`).
+        let module = rel.iter().next().unwrap().to_str().unwrap().trim_end_matches(".rs").to_string();
+        let text = fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (i, _) in code.match_indices("crate::") {
+            let rest = &code[i + 7..];
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() && name != module {
+                out.push((module.clone(), name));
             }
         }
     }
@@ -395,24 +392,12 @@ fn the_architecture_page_names_every_module() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let page = fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
     let words: Vec<&str> = page.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+    let dirs = ["crates/xlog/src", "crates/cli/src", "crates/lessons/src", "src"];
     let mut missing = Vec::new();
-    let mut stack = vec![
-        root.join("crates/xlog/src"),
-        root.join("crates/cli/src"),
-        root.join("crates/lessons/src"),
-        root.join("src"),
-    ];
-    while let Some(dir) = stack.pop() {
-        for e in fs::read_dir(&dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
-            if path.extension().is_some_and(|x| x == "rs") && !words.contains(&stem.as_str()) {
-                missing.push(path.strip_prefix(&root).unwrap().display().to_string());
-            }
+    for path in files_under(dirs.iter().map(|d| root.join(d)).collect()) {
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        if path.extension().is_some_and(|x| x == "rs") && !words.contains(&stem.as_str()) {
+            missing.push(path.strip_prefix(&root).unwrap().display().to_string());
         }
     }
     missing.sort();

@@ -719,17 +719,16 @@ impl Sim {
                 self.cpus.charge(pusher_task(k), ns);
                 self.push_cpu_done_at(k, self.now + ns, then);
             }
-            None => match self.cpus.take_idle_cpu() {
-                Some(cpu) => {
-                    let remote = std::mem::take(&mut self.pushers[k as usize].woken_remote);
-                    let idle = self.idle_wake(IdleWake::Kworker { remote });
-                    self.push_granted_after(k, cpu, ns, idle)
+            None => {
+                let remote = std::mem::take(&mut p.woken_remote);
+                match self.cpus.take_idle_cpu() {
+                    Some(cpu) => {
+                        let idle = self.idle_wake(IdleWake::Kworker { remote });
+                        self.push_granted_after(k, cpu, ns, idle)
+                    }
+                    None => self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu()),
                 }
-                None => {
-                    self.pushers[k as usize].woken_remote = false;
-                    self.queue_for_cpu(k, ns, true, self.pushers[k as usize].wake_cpu())
-                }
-            },
+            }
         }
     }
 
