@@ -463,14 +463,19 @@ mod tests {
     /// own gives, errors included.
     #[test]
     fn recovery_through_the_shared_log_equals_recovery_of_each_image_alone() {
-        for (preset, model) in
-            [("small-crash", "subset"), ("series-v1-flush-race", "subset"), ("small-crash", "prefix")]
-        {
+        // series-v1-external-log wraps its small log: a lost write leaves an older record at the
+        // same block (none of its walks resumes from shared records).
+        for (preset, model, resumes) in [
+            ("small-crash", "subset", true),
+            ("series-v1-flush-race", "subset", true),
+            ("small-crash", "prefix", true),
+            ("series-v1-external-log", "subset", false),
+        ] {
             let mut s = find_preset(preset).unwrap();
             s.set("crash_model", model).unwrap();
             let mut sim = Sim::new(&s).unwrap();
             sim.set_keep_trace(false);
-            let (mut states, mut distinct_logs, mut shared_pass1) = (0, 0, 0);
+            let (mut states, mut distinct_logs, mut shared_pass1, mut unshared_records) = (0, 0, 0, 0);
             // One page cache along the run, as an explorer keeps it.
             let mut pages = LogPageCache::default();
             for at in CrashPlan::even_points(40_000, 24) {
@@ -484,10 +489,13 @@ mod tests {
                 });
                 distinct_logs += pt.shared.walks_cached();
                 shared_pass1 += pt.shared.shared_pass1_cached();
+                unshared_records += pt.shared.unshared_records_cached();
             }
+            // Records in blocks a surviving write may cover were parsed once per fate of those writes.
+            assert!(unshared_records > 0, "{preset} {model}: no unshared record was kept");
             assert!(states > 100, "{preset}: {states} states");
             // The walks resumed pass 1 from the shared records' transactions.
-            assert!(shared_pass1 > 12, "{preset} {model}: {shared_pass1} shared pass 1 runs");
+            assert!(shared_pass1 > 12 || !resumes, "{preset} {model}: {shared_pass1} shared pass 1 runs");
             // Unshared log blocks were read differently across states, so pass 1 ran more than once per point.
             assert!(distinct_logs > 12, "{preset} {model}: {distinct_logs} log readings");
         }

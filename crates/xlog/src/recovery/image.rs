@@ -4,18 +4,18 @@
 //! of each reading of the rest). `Image` is recovery's `LogReader`.
 
 use super::pass1::{log_walk, LogWalk, SharedPass1Memo};
-use super::reader::{parse_record, LogReader, Rec};
+use super::reader::{is_header, parse_record, record_span, LogReader, Rec};
 use crate::device::{SectorMap, SECTOR};
 use crate::format::{self, rh};
 use crate::sectors::PER_PAGE;
 use crate::units::XLOG_HEADER_MAGIC_NUM;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
 /// What a crash did to one write that had not reached stable media.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Fate {
     Lost,
     Kept,
@@ -41,12 +41,27 @@ impl Survivors<'_> {
 
     /// The surviving write that sector `sector` reads from: (write, sector within it).
     fn source(&self, sector: u64) -> Option<(u32, u32)> {
-        let cands = self.index.get(&sector)?;
+        self.landed(self.index.get(&sector)?)
+    }
+
+    /// Of one sector's candidates, the last that landed.
+    fn landed(&self, cands: &[(u32, u32)]) -> Option<(u32, u32)> {
         cands.iter().rev().copied().find(|&(w, k)| match self.keep[w as usize] {
             Fate::Kept => true,
             Fate::Torn => self.tears[w as usize] >> (k % 64) & 1 == 1,
             Fate::Lost => false,
         })
+    }
+
+    /// What this crash did to each of `writes`: states that agree on it read the same bytes
+    /// wherever only those writes may land.
+    fn fates_of(&self, writes: impl Iterator<Item = u32>) -> Option<LogFates> {
+        writes
+            .map(|w| {
+                let fate = *self.keep.get(w as usize)?;
+                Some((fate, if fate == Fate::Torn { *self.tears.get(w as usize)? } else { 0 }))
+            })
+            .collect()
     }
 }
 
@@ -123,6 +138,12 @@ pub struct SharedLog {
     records: RefCell<BTreeMap<u32, Option<Rc<Rec>>>>,
     /// Pass 1 per reading of the unshared blocks (`Image::log_key`).
     walks: RefCell<BTreeMap<LogKey, Rc<Result<LogWalk, String>>>>,
+    /// The writes that may land on an unshared block, as (write, first block, end block),
+    /// with the address of the survivors' index they came from; pass 1 per fate of those
+    /// writes (`Image::log_fates`), and the unshared records per fate of the writes under them.
+    log_writes: OnceCell<(usize, Vec<WriteSpan>)>,
+    walks_by_fate: RefCell<BTreeMap<LogFates, Rc<Result<LogWalk, String>>>>,
+    records_by_fate: RecordsByFate,
     /// Pass 1 over the shared records, which every walk of this log starts with.
     pass1: SharedPass1Memo,
 }
@@ -139,6 +160,12 @@ type LogPageFacts = (Arc<Vec<u8>>, u8, [(u32, bool); PER_PAGE as usize]);
 
 /// Per unshared log block, the surviving write (write, sector within it) it reads from.
 type LogKey = Vec<Option<(u32, u32)>>;
+/// A write that may land in the log: (write, first block, end block).
+type WriteSpan = (u32, u32, u32);
+/// Per write that may land in the log, its fate (and, torn, which sectors landed).
+type LogFates = Vec<(Fate, u64)>;
+/// Unshared records by (header block, fate of each write under the record).
+type RecordsByFate = RefCell<BTreeMap<(u32, Vec<(u32, Fate)>), Option<Rc<Rec>>>>;
 
 impl SharedLog {
     /// The log region of `base` (stable media of the log device), where `covered` lists the
@@ -214,6 +241,9 @@ impl SharedLog {
             unshared,
             records: RefCell::default(),
             walks: RefCell::default(),
+            log_writes: OnceCell::new(),
+            walks_by_fate: RefCell::default(),
+            records_by_fate: RefCell::default(),
             pass1: RefCell::default(),
         }
     }
@@ -221,7 +251,14 @@ impl SharedLog {
     /// How many distinct readings of the unshared blocks pass 1 has walked.
     #[cfg(test)]
     pub(crate) fn walks_cached(&self) -> usize {
-        self.walks.borrow().len()
+        self.walks.borrow().len() + self.walks_by_fate.borrow().len()
+    }
+
+    /// How many records read from unshared blocks were parsed once for the states that agree
+    /// on the writes under them.
+    #[cfg(test)]
+    pub(crate) fn unshared_records_cached(&self) -> usize {
+        self.records_by_fate.borrow().values().filter(|r| r.is_some()).count()
     }
 
     /// How many runs of shared records pass 1 has rebuilt once for every walk.
@@ -244,8 +281,67 @@ impl Image<'_> {
     /// Which write each unshared log block reads from (None: stable media): images with equal
     /// keys hold the same log bytes.
     fn log_key(&self, sh: &SharedLog) -> LogKey {
-        let sv = self.devs[0].survivors.as_ref();
-        sh.unshared.iter().map(|&b| sv.and_then(|v| v.source(self.log_start + b as u64))).collect()
+        let Some(sv) = self.devs[0].survivors.as_ref() else { return vec![None; sh.unshared.len()] };
+        // One walk along the index beside the (ascending) unshared blocks, not a search each.
+        let mut index = sv.index.range(self.log_start..).peekable();
+        sh.unshared
+            .iter()
+            .map(|&b| {
+                let s = self.log_start + b as u64;
+                while index.next_if(|(&k, _)| k < s).is_some() {}
+                index.peek().filter(|(&k, _)| k == s).and_then(|(_, c)| sv.landed(c))
+            })
+            .collect()
+    }
+    /// The writes that may land on `sh`'s unshared blocks (write, first block, end block),
+    /// when this image's survivors come from the index they were read from.
+    fn log_writes<'s>(&self, sh: &'s SharedLog) -> Option<(&Survivors<'_>, &'s [WriteSpan])> {
+        let sv = self.devs[0].survivors.as_ref()?;
+        let at = std::ptr::from_ref(sv.index) as usize;
+        let (from, writes) = sh.log_writes.get_or_init(|| {
+            let end = self.log_start + self.log_bb as u64;
+            let mut spans: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+            for (&s, cands) in sv.index.range(self.log_start..end) {
+                let b = (s - self.log_start) as u32;
+                for &(w, _) in cands {
+                    let span = spans.entry(w).or_insert((b, b + 1));
+                    *span = (span.0.min(b), span.1.max(b + 1));
+                }
+            }
+            (at, spans.into_iter().map(|(w, (a, b))| (w, a, b)).collect())
+        });
+        (*from == at).then_some((sv, writes.as_slice()))
+    }
+    /// The fates of the writes that may land on `sh`'s unshared blocks: images that agree
+    /// on them read the same log.
+    fn log_fates(&self, sh: &SharedLog) -> Option<LogFates> {
+        let (sv, writes) = self.log_writes(sh)?;
+        sv.fates_of(writes.iter().map(|w| w.0))
+    }
+    /// Record `blk` read from unshared blocks: parsed once per fate of the writes under its
+    /// blocks when none of them is torn (a torn write's sectors rarely land alike twice).
+    fn unshared_record(&self, sh: &SharedLog, blk: u32) -> Option<Rc<Rec>> {
+        let parse = || parse_record(self, blk).map(Rc::new);
+        let Some((sv, writes)) = self.log_writes(sh) else { return parse() };
+        let n = record_span(&is_header(self, blk)?);
+        let (end, wrapped) = (blk as u64 + n as u64, (blk as u64 + n as u64).saturating_sub(self.log_bb as u64));
+        let under = writes.iter().filter(|&&(_, a, b)| (a as u64) < end && b > blk || (a as u64) < wrapped);
+        let Some(fates) = under
+            .map(|&(w, _, _)| match sv.keep.get(w as usize) {
+                Some(&f) if f != Fate::Torn => Some((w, f)),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+        else {
+            return parse();
+        };
+        let key = (blk, fates);
+        if let Some(r) = sh.records_by_fate.borrow().get(&key) {
+            return r.clone();
+        }
+        let r = parse();
+        sh.records_by_fate.borrow_mut().insert(key, r.clone());
+        r
     }
     /// Whether every block of [blk, blk + n) reads the same in every state sharing this log.
     fn blocks_shared(&self, sh: &SharedLog, blk: u32, n: u32) -> bool {
@@ -299,18 +395,18 @@ impl LogReader for Image<'_> {
     }
     /// Parsed once per shared log when its blocks are shared.
     fn record(&self, blk: u32) -> Option<Rc<Rec>> {
-        let Some(sh) = self.shared.filter(|sh| self.blocks_shared(sh, blk, 1)) else {
-            return parse_record(self, blk).map(Rc::new);
-        };
+        let Some(sh) = self.shared else { return parse_record(self, blk).map(Rc::new) };
+        if !self.blocks_shared(sh, blk, 1) {
+            return self.unshared_record(sh, blk);
+        }
         if let Some(r) = sh.records.borrow().get(&blk) {
             return r.clone();
         }
-        let r = parse_record(self, blk);
         // Unshared blocks in its body: this state's reading is not every state's.
-        if r.as_ref().is_some_and(|r| !self.blocks_shared(sh, blk, r.total_bb)) {
-            return r.map(Rc::new);
+        if is_header(self, blk).is_some_and(|h| !self.blocks_shared(sh, blk, record_span(&h))) {
+            return self.unshared_record(sh, blk);
         }
-        let r = r.map(Rc::new);
+        let r = parse_record(self, blk).map(Rc::new);
         sh.records.borrow_mut().insert(blk, r.clone());
         r
     }
@@ -326,10 +422,21 @@ impl LogReader for Image<'_> {
 pub(super) fn cached_walk(img: &Image) -> Rc<Result<LogWalk, String>> {
     match img.shared {
         Some(sh) => {
+            let walk = || Rc::new(log_walk(img, Some(&sh.pass1)));
+            // States that agree on the log writes' fates read the same log. Keyed by those
+            // (a few writes), not by each unshared block's source (thousands of blocks).
+            if let Some(fates) = img.log_fates(sh) {
+                let hit = sh.walks_by_fate.borrow().get(&fates).cloned();
+                return hit.unwrap_or_else(|| {
+                    let w = walk();
+                    sh.walks_by_fate.borrow_mut().insert(fates, w.clone());
+                    w
+                });
+            }
             let key = img.log_key(sh);
             let hit = sh.walks.borrow().get(&key).cloned();
             hit.unwrap_or_else(|| {
-                let w = Rc::new(log_walk(img, Some(&sh.pass1)));
+                let w = walk();
                 sh.walks.borrow_mut().insert(key, w.clone());
                 w
             })

@@ -52,20 +52,32 @@ pub(super) fn heads_of(hdr: &[u8]) -> u32 {
     format::be32(hdr, rh::SIZE).div_ceil(crate::format::XLOG_HEADER_CYCLE_SIZE).max(1)
 }
 
-pub(super) fn parse_record<R: LogReader + ?Sized>(img: &R, blk: u32) -> Option<Rec> {
-    let hdr = is_header(img, blk)?;
-    let heads = heads_of(&hdr);
-    let h_len = format::be32(&hdr, rh::LEN);
+/// The blocks a record with header `hdr` spans, header blocks included (as `parse_record`
+/// reads them; one for a header it would reject).
+pub(super) fn record_span(hdr: &[u8]) -> u32 {
+    match valid_h_len(hdr) {
+        Some(h_len) => heads_of(hdr) + btobb(h_len as u64) as u32,
+        None => 1,
+    }
+}
+
+/// The header's h_len, if `parse_record` accepts the header.
+fn valid_h_len(hdr: &[u8]) -> Option<u32> {
+    let h_len = format::be32(hdr, rh::LEN);
     // xlog_valid_rec_header and the iclog size check: neither may exceed XLOG_MAX_RECORD_BSIZE,
     // and "LR body must have data": a header with h_len 0 (mkfs fills the log with them) is
     // corruption, not a record (found against the 6.18 kernel on a real crash state).
-    if h_len == 0
+    let bad = h_len == 0
         || h_len as u64 > 256 << 10
-        || format::be32(&hdr, rh::SIZE) > 256 << 10
-        || format::be32(&hdr, rh::VERSION) != 2
-    {
-        return None;
-    }
+        || format::be32(hdr, rh::SIZE) > 256 << 10
+        || format::be32(hdr, rh::VERSION) != 2;
+    (!bad).then_some(h_len)
+}
+
+pub(super) fn parse_record<R: LogReader + ?Sized>(img: &R, blk: u32) -> Option<Rec> {
+    let hdr = is_header(img, blk)?;
+    let heads = heads_of(&hdr);
+    let h_len = valid_h_len(&hdr)?;
     let bbs = btobb(h_len as u64) as usize;
     let total_bb = heads + bbs as u32;
     // The header blocks and the data apart: the data is read once, into the record's buffer.
