@@ -21,7 +21,7 @@ mod report;
 
 use image::cached_walk;
 pub use image::{Fate, Image, Layer, LogPageCache, SharedLog, Survivors};
-use pass1::{after_trans_header, count_cancels, log_items, pass1, LogItem, LogWalk, Trans, Walk};
+use pass1::{after_trans_header, count_cancels, log_items, pass1, LogWalk, Trans, Walk};
 use pass2::{in_place_meta, is_meta_sector, meta_region_end, replay_committed, versions};
 pub(crate) use point::{Entry, InPlace, PointRecovered, PointRecovery};
 use reader::{LogReader, Rec};

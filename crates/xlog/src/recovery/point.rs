@@ -9,7 +9,7 @@
 //! item's slot, an item that fails to replay), `PointRecovery::recover` says so and the state
 //! is recovered on its own, so every state's result is the one `recover` gives.
 
-use super::{cached_walk, is_meta_sector, meta_region_end, Fate, Image, LogItem, LogWalk, SharedLog};
+use super::{cached_walk, is_meta_sector, meta_region_end, Fate, Image, LogWalk, SharedLog};
 use crate::device::{SectorMap, SECTOR};
 use crate::format;
 use crate::layout::{item_at, item_daddr, DATA_ID_BASE, META_START_SECTOR};
@@ -32,10 +32,80 @@ type Write = (u64, Header);
 struct ItemReplay {
     /// In place after the replay (None: never on disk and never replayed).
     meta: Option<Entry>,
-    /// The blocks recovery writes for it, the last write of each.
-    writes: Vec<Write>,
+    /// The blocks recovery writes for it, the last write of each: an item has two slots
+    /// (buffer, inode), and a log item of another block fails its replay.
+    writes: [Option<Write>; 2],
     skipped_by_lsn: u32,
     buffers_cancelled: u32,
+}
+
+impl ItemReplay {
+    fn writes_any(&self) -> bool {
+        self.writes[0].is_some()
+    }
+
+    /// The header recovery last wrote at `daddr` for this item.
+    fn written(&self, daddr: u64) -> Option<Header> {
+        self.writes.iter().flatten().find(|w| w.0 == daddr).map(|w| w.1)
+    }
+
+    /// Records a write of `hdr` at `daddr` (false: a third block, which no item has).
+    fn write(&mut self, daddr: u64, hdr: Header) -> bool {
+        match self.writes.iter_mut().find(|w| w.is_none_or(|w| w.0 == daddr)) {
+            Some(slot) => {
+                *slot = Some((daddr, hdr));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Log item positions (transaction, item) in a walk, grouped by item, items ascending and
+/// each item's positions in log order.
+#[derive(Debug, Default)]
+struct ByItem {
+    ids: Vec<u32>,
+    /// `pos[starts[k]..starts[k + 1]]` are item `ids[k]`'s.
+    starts: Vec<u32>,
+    pos: Vec<(u32, u32)>,
+}
+
+impl ByItem {
+    /// From (item, transaction, item within it) triples in any order.
+    fn new(mut triples: Vec<(u32, u32, u32)>) -> ByItem {
+        triples.sort_unstable();
+        let mut by = ByItem { pos: Vec::with_capacity(triples.len()), ..ByItem::default() };
+        for (id, t, i) in triples {
+            if by.ids.last() != Some(&id) {
+                by.ids.push(id);
+                by.starts.push(by.pos.len() as u32);
+            }
+            by.pos.push((t, i));
+        }
+        by.starts.push(by.pos.len() as u32);
+        by
+    }
+
+    fn at(&self, k: usize) -> &[(u32, u32)] {
+        &self.pos[self.starts[k] as usize..self.starts[k + 1] as usize]
+    }
+
+    /// Item `id`'s positions (none if it has no log item here).
+    fn get(&self, id: u32) -> &[(u32, u32)] {
+        self.ids.binary_search(&id).map_or(&[], |k| self.at(k))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, &[(u32, u32)])> {
+        self.ids.iter().enumerate().map(|(k, &id)| (id, self.at(k)))
+    }
+}
+
+/// Items' replays, items ascending.
+type Replays = Vec<(u32, ItemReplay)>;
+
+fn replay_of(replays: &Replays, id: u32) -> Option<&ItemReplay> {
+    replays.binary_search_by_key(&id, |r| r.0).ok().map(|k| &replays[k].1)
 }
 
 /// Pass 2 over the committed transactions before the first write at risk, on the stable
@@ -45,9 +115,9 @@ struct ItemReplay {
 struct Prefix {
     /// Every item replayed went without an error (else states recover on their own).
     ok: bool,
-    /// Per item: its log items' positions (transaction, item) in the walk.
-    by_id: BTreeMap<u32, Vec<(u32, u32)>>,
-    replays: BTreeMap<u32, ItemReplay>,
+    /// Per item: its log items' positions in the walk.
+    by_id: ByItem,
+    replays: Replays,
     skipped_by_lsn: u32,
     buffers_cancelled: u32,
     cancel_records: u32,
@@ -87,9 +157,9 @@ pub(crate) struct PointRecovered {
     /// Pass 1's report with pass 2's counts; `items`, `writes` and `replayed` left empty.
     pub rep: super::RecoveryReport,
     prefix: Rc<Prefix>,
-    own: BTreeMap<u32, ItemReplay>,
+    own: Replays,
     /// Per item: its log items after the prefix, positions in the walk.
-    later: BTreeMap<u32, Vec<(u32, u32)>>,
+    later: ByItem,
     /// In-place metadata where this state's differs from the stable media's.
     in_place: InPlace,
 }
@@ -174,32 +244,33 @@ impl<'a> PointRecovery<'a> {
             return None;
         }
         let n = walk.shared_txns;
-        let mut later: BTreeMap<u32, Vec<(u32, u32)>> = BTreeMap::new();
+        let mut triples = Vec::new();
         let mut later_cancels = 0;
         for (t, (_, items)) in walk.committed.iter().enumerate().skip(n) {
             for (i, it) in items.iter().enumerate() {
-                later.entry(item_at(it.blkno)?).or_default().push((t as u32, i as u32));
+                triples.push((item_at(it.blkno)?, t as u32, i as u32));
                 later_cancels += it.cancel as u32;
             }
         }
-        let ids: BTreeSet<u32> = in_place.keys().chain(later.keys()).copied().collect();
-        let mut own = BTreeMap::new();
+        let later = ByItem::new(triples);
+        let ids = union_ascending(in_place.keys().copied(), later.ids.iter().copied());
+        let mut own = Vec::with_capacity(ids.len());
         let mut rep = walk.rep.clone();
         rep.transactions_replayed = walk.committed.len() as u32;
         rep.cancel_records = prefix.cancel_records + later_cancels;
         rep.regions_skipped_by_lsn = prefix.skipped_by_lsn;
         rep.buffers_cancelled = prefix.buffers_cancelled;
         for id in ids {
-            let seq = prefix.by_id.get(&id).into_iter().flatten().chain(later.get(&id).into_iter().flatten());
+            let seq = prefix.by_id.get(id).iter().chain(later.get(id)).copied();
             let start = in_place.get(&id).copied().unwrap_or_else(|| self.base.get(&id).copied());
-            let r = replay_item(walk, seq.copied(), start).ok()?;
-            if let Some(p) = prefix.replays.get(&id) {
+            let r = replay_item(walk, seq, start).ok()?;
+            if let Some(p) = replay_of(&prefix.replays, id) {
                 rep.regions_skipped_by_lsn -= p.skipped_by_lsn;
                 rep.buffers_cancelled -= p.buffers_cancelled;
             }
             rep.regions_skipped_by_lsn += r.skipped_by_lsn;
             rep.buffers_cancelled += r.buffers_cancelled;
-            own.insert(id, r);
+            own.push((id, r));
         }
         Some(Ok(PointRecovered { rep, prefix, own, later, in_place }))
     }
@@ -255,35 +326,42 @@ impl<'a> PointRecovery<'a> {
     }
 
     fn build_prefix(&self, walk: &LogWalk) -> Prefix {
-        let mut p = Prefix {
-            ok: true,
-            by_id: BTreeMap::new(),
-            replays: BTreeMap::new(),
-            skipped_by_lsn: 0,
-            buffers_cancelled: 0,
-            cancel_records: 0,
-            not_idempotent: OnceCell::new(),
-        };
+        let (mut ok, mut cancel_records) = (true, 0);
+        let mut triples = Vec::new();
         for (t, (_, items)) in walk.committed.iter().enumerate().take(walk.shared_txns) {
             for (i, it) in items.iter().enumerate() {
-                p.cancel_records += it.cancel as u32;
+                cancel_records += it.cancel as u32;
                 match item_at(it.blkno) {
-                    Some(id) => p.by_id.entry(id).or_default().push((t as u32, i as u32)),
-                    None => p.ok = false,
+                    Some(id) => triples.push((id, t as u32, i as u32)),
+                    None => ok = false,
                 }
             }
         }
-        for (&id, seq) in &p.by_id {
-            match replay_item(walk, seq.iter().copied(), self.base.get(&id).copied()) {
+        let by_id = ByItem::new(triples);
+        let (mut replays, mut skipped_by_lsn, mut buffers_cancelled) = (Vec::with_capacity(by_id.ids.len()), 0, 0);
+        // The stable media's entries walked beside the items (both ascending).
+        let mut base = self.base.iter().peekable();
+        for (id, seq) in by_id.iter() {
+            while base.next_if(|(&k, _)| k < id).is_some() {}
+            let start = base.peek().filter(|(&k, _)| k == id).map(|(_, &e)| e);
+            match replay_item(walk, seq.iter().copied(), start) {
                 Ok(r) => {
-                    p.skipped_by_lsn += r.skipped_by_lsn;
-                    p.buffers_cancelled += r.buffers_cancelled;
-                    p.replays.insert(id, r);
+                    skipped_by_lsn += r.skipped_by_lsn;
+                    buffers_cancelled += r.buffers_cancelled;
+                    replays.push((id, r));
                 }
-                Err(_) => p.ok = false,
+                Err(_) => ok = false,
             }
         }
-        p
+        Prefix {
+            ok,
+            by_id,
+            replays,
+            skipped_by_lsn,
+            buffers_cancelled,
+            cancel_records,
+            not_idempotent: OnceCell::new(),
+        }
     }
 
     /// Recovering `img` again over what its recovery `rec` wrote gives the same item versions
@@ -296,21 +374,20 @@ impl<'a> PointRecovery<'a> {
             prefix
                 .replays
                 .iter()
-                .filter(|(_, r)| !r.writes.is_empty())
-                .filter(|&(&id, r)| {
-                    let seq = prefix.by_id[&id].iter().copied();
+                .filter(|(_, r)| r.writes_any())
+                .filter(|&&(id, ref r)| {
+                    let seq = prefix.by_id.get(id).iter().copied();
                     !self.replays_alike(walk, id, seq, r, |s| self.stable_header(s))
                 })
-                .map(|(&id, _)| id)
+                .map(|&(id, _)| id)
                 .collect()
         });
-        if not_idempotent.iter().any(|id| !rec.own.contains_key(id)) {
+        if not_idempotent.iter().any(|&id| !rec.recomputes(id)) {
             return false;
         }
         let layer = &img.devs[img.data_dev];
-        rec.own.iter().filter(|(_, r)| !r.writes.is_empty()).all(|(&id, r)| {
-            let seq =
-                prefix.by_id.get(&id).into_iter().flatten().chain(rec.later.get(&id).into_iter().flatten()).copied();
+        rec.own.iter().filter(|(_, r)| r.writes_any()).all(|&(id, ref r)| {
+            let seq = prefix.by_id.get(id).iter().chain(rec.later.get(id)).copied();
             self.replays_alike(walk, id, seq, r, |s| layer.with_sector(s, format::read_meta))
         })
     }
@@ -321,11 +398,11 @@ impl<'a> PointRecovery<'a> {
         &self,
         walk: &LogWalk,
         id: u32,
-        seq: impl Iterator<Item = (u32, u32)>,
+        seq: impl Iterator<Item = (u32, u32)> + Clone,
         first: &ItemReplay,
         header: impl Fn(u64) -> Option<Header>,
     ) -> bool {
-        let written = |s: u64| first.writes.iter().rev().find(|w| w.0 == s).map(|w| w.1).or_else(|| header(s));
+        let written = |s: u64| first.written(s).or_else(|| header(s));
         let start = self.entry(id, written);
         replay_item(walk, seq, start).is_ok_and(|again| again.meta.map(|m| m.0) == first.meta.map(|m| m.0))
     }
@@ -334,7 +411,7 @@ impl<'a> PointRecovery<'a> {
 impl PointRecovered {
     /// Item `id`'s recovered version (None: not on disk and not replayed), over `point`'s layers.
     pub(crate) fn version(&self, point: &PointRecovery, id: u32) -> Option<u64> {
-        match self.own.get(&id) {
+        match replay_of(&self.own, id) {
             Some(r) => r.meta.map(|m| m.0),
             None => self.prefix_version(point, id),
         }
@@ -343,7 +420,7 @@ impl PointRecovered {
     /// Item `id`'s version on the layers under this state's own: its prefix's, or the stable
     /// media's. States with the same `prefix_key` agree on it.
     pub(crate) fn prefix_version(&self, point: &PointRecovery, id: u32) -> Option<u64> {
-        self.prefix.replays.get(&id).and_then(|r| r.meta).or_else(|| point.base.get(&id).copied()).map(|m| m.0)
+        replay_of(&self.prefix.replays, id).and_then(|r| r.meta).or_else(|| point.base.get(&id).copied()).map(|m| m.0)
     }
 
     /// `prefix_version` of each of `ids`, which must ascend: one walk along the layers'
@@ -356,22 +433,22 @@ impl PointRecovered {
         let mut replays = self.prefix.replays.iter().peekable();
         let mut base = point.base.iter().peekable();
         ids.map(move |id| {
-            while replays.next_if(|(&k, _)| k < id).is_some() {}
+            while replays.next_if(|&&(k, _)| k < id).is_some() {}
             while base.next_if(|(&k, _)| k < id).is_some() {}
-            let replayed = replays.peek().filter(|(&k, _)| k == id).and_then(|(_, r)| r.meta);
+            let replayed = replays.peek().filter(|&&&(k, _)| k == id).and_then(|(_, r)| r.meta);
             replayed.or_else(|| base.peek().filter(|(&k, _)| k == id).map(|(_, &e)| e)).map(|m| m.0)
         })
     }
 
     /// This state replayed item `id` again.
     pub(crate) fn recomputes(&self, id: u32) -> bool {
-        self.own.contains_key(&id)
+        self.own.binary_search_by_key(&id, |r| r.0).is_ok()
     }
 
     /// Items this state replayed again: every other item's version is its prefix's (or the
     /// stable media's).
     pub(crate) fn recomputed(&self) -> impl Iterator<Item = u32> + '_ {
-        self.own.keys().copied()
+        self.own.iter().map(|r| r.0)
     }
 
     /// Items whose in-place metadata differs from the stable media's, and what it is.
@@ -389,18 +466,16 @@ impl PointRecovered {
 /// in-place `start`. Mirrors `replay`; an error is the same error `replay` would meet.
 fn replay_item(
     walk: &LogWalk,
-    seq: impl Iterator<Item = (u32, u32)>,
+    seq: impl Iterator<Item = (u32, u32)> + Clone,
     start: Option<Entry>,
 ) -> Result<ItemReplay, String> {
-    let items: Vec<(Lsn, &LogItem)> = seq
-        .map(|(t, i)| {
-            let (lsn, items) = &walk.committed[t as usize];
-            (*lsn, &items[i as usize])
-        })
-        .collect();
+    let items = seq.map(|(t, i)| {
+        let (lsn, items) = &walk.committed[t as usize];
+        (*lsn, &items[i as usize])
+    });
     // Cancel records of its blocks, counted over the whole walk as pass 1 counts them.
     let mut cancelled: Vec<(u64, u32)> = Vec::new();
-    for (_, it) in items.iter().filter(|(_, it)| it.cancel) {
+    for (_, it) in items.clone().filter(|(_, it)| it.cancel) {
         match cancelled.iter_mut().find(|c| c.0 == it.blkno) {
             Some(c) => c.1 += 1,
             None => cancelled.push((it.blkno, 1)),
@@ -430,10 +505,29 @@ fn replay_item(
             continue;
         }
         r.meta = Some((v, if it.is_inode { r_lsn } else { old }));
-        match r.writes.iter_mut().find(|w| w.0 == blkno) {
-            Some(w) => w.1 = (id, v, r_lsn),
-            None => r.writes.push((blkno, (id, v, r_lsn))),
+        if !r.write(blkno, (id, v, r_lsn)) {
+            return Err(format!("item {id} written at a third block {blkno}"));
         }
     }
     Ok(r)
+}
+
+/// The ascending union of two ascending sequences, each value once.
+fn union_ascending(a: impl Iterator<Item = u32>, b: impl Iterator<Item = u32>) -> Vec<u32> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut out = Vec::new();
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(&x), Some(&y)) if x == y => {
+                b.next();
+                a.next()
+            }
+            (Some(&x), Some(&y)) if x < y => a.next(),
+            (Some(_), None) => a.next(),
+            (_, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        out.extend(next);
+    }
+    out
 }
