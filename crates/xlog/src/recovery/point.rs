@@ -9,7 +9,7 @@
 //! item's slot, an item that fails to replay), `PointRecovery::recover` says so and the state
 //! is recovered on its own, so every state's result is the one `recover` gives.
 
-use super::{cached_walk, is_meta_sector, meta_region_end, Fate, Image, LogWalk, SharedLog};
+use super::{cached_walk, is_meta_sector, meta_region_end, Fate, Image, LogWalk, SharedLog, Survivors};
 use crate::device::{SectorMap, SECTOR};
 use crate::format;
 use crate::layout::{item_at, item_daddr, DATA_ID_BASE, META_START_SECTOR};
@@ -133,6 +133,18 @@ struct MetaCandidate {
     base: Option<Header>,
     /// (write, sector within it, header), in the order they apply.
     sources: Vec<(u32, u32, Option<Header>)>,
+}
+
+impl MetaCandidate {
+    /// The header the last source to land leaves (None: none landed).
+    fn landed(&self, sv: &Survivors) -> Option<Option<Header>> {
+        let landed = self.sources.iter().rev().find(|&&(w, k, _)| match sv.keep[w as usize] {
+            Fate::Kept => true,
+            Fate::Torn => sv.tears[w as usize] >> (k % 64) & 1 == 1,
+            Fate::Lost => false,
+        });
+        landed.map(|&(_, _, now)| now)
+    }
 }
 
 /// The shared recovery work of one crash point (see the module's comment).
@@ -282,26 +294,36 @@ impl<'a> PointRecovery<'a> {
             return None;
         }
         let layer = &img.devs[img.data_dev];
-        let mut changed = BTreeSet::new();
-        if let Some(sv) = layer.survivors.as_ref() {
-            for c in self.candidates(img) {
-                let landed = c.sources.iter().rev().find(|&&(w, k, _)| match sv.keep[w as usize] {
-                    Fate::Kept => true,
-                    Fate::Torn => sv.tears[w as usize] >> (k % 64) & 1 == 1,
-                    Fate::Lost => false,
-                });
-                let Some(&(_, _, now)) = landed else { continue };
-                if now == c.base {
-                    continue;
-                }
-                let owner = item_at(c.sector)?;
-                if now.is_some_and(|(id, _, _)| id != owner && id < DATA_ID_BASE) {
-                    return None;
-                }
-                changed.insert(owner);
+        let Some(sv) = layer.survivors.as_ref() else {
+            return Some(InPlace::new());
+        };
+        let cands = self.candidates(img);
+        let mut changed = Vec::new();
+        for c in cands {
+            let Some(now) = c.landed(sv) else { continue };
+            if now == c.base {
+                continue;
             }
+            let owner = item_at(c.sector)?;
+            if now.is_some_and(|(id, _, _)| id != owner && id < DATA_ID_BASE) {
+                return None;
+            }
+            changed.push(owner);
         }
-        Some(changed.into_iter().map(|id| (id, self.entry(id, |s| layer.with_sector(s, format::read_meta)))).collect())
+        changed.sort_unstable();
+        changed.dedup();
+        // A slot's header as the layer reads it: a candidate's from the write that landed
+        // there, any other metadata sector's from the stable media (no survivor covers it).
+        let header = |s: u64| {
+            if !((META_START_SECTOR..self.meta_to).contains(&s) && is_meta_sector(s)) {
+                return layer.with_sector(s, format::read_meta);
+            }
+            match cands.binary_search_by_key(&s, |c| c.sector) {
+                Ok(k) => cands[k].landed(sv).unwrap_or(cands[k].base),
+                Err(_) => self.stable_header(s),
+            }
+        };
+        Some(changed.into_iter().map(|id| (id, self.entry(id, header))).collect())
     }
 
     /// Item `id`'s in-place entry as `in_place_meta` finds it when `header` reads each
