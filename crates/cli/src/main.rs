@@ -145,8 +145,9 @@ enum Cmd {
         /// that alternates the two.
         #[arg(long)]
         events_only: bool,
-        /// Only the crash explorer's states/s on the busy presets (fsmark-create, fsync-heavy
-        /// with 32 writers, sync-append): a minute or so.
+        /// Only the crash explorer's states/s on the busy presets (fsmark-create, over its run
+        /// and at 200 ms as the lab explores it, fsync-heavy with 32 writers, sync-append): a
+        /// minute or so.
         #[arg(long, conflicts_with = "events_only")]
         busy: bool,
     },
