@@ -111,6 +111,9 @@ pub(crate) struct Writer {
     /// The CPU it last ran on: where its commits count the CIL's space (`cil_space=percpu`).
     cpu: u32,
     append_step: AppendStep,
+    /// `cpu_model=kernel`: its operation ended while it slept (an fsync's log force): the
+    /// operation returns to user space, and its latency ends, when it next runs on a CPU.
+    latency_from: Option<u64>,
 }
 
 impl Writer {
@@ -241,6 +244,7 @@ impl Writer {
             worked: false,
             cpu: 0,
             append_step: AppendStep::Timestamp,
+            latency_from: None,
         }
     }
 }
@@ -750,12 +754,18 @@ impl Sim {
     }
 
     fn finish_tx(&mut self, w: TaskId) {
+        let (kernel, work_in_tx) = (self.kernel_threads_on_cpus(), self.work_in_tx());
         let wr = &mut self.writers[w as usize];
         let lat = (self.now - wr.tx_start).max(1);
         wr.state = WriterState::Thinking;
         self.counters.transactions += 1;
-        self.counters.latency_ns.saturating_record(lat);
-        if self.work_in_tx() {
+        if kernel && !work_in_tx && !wr.holding {
+            // Woken without a CPU: the system call returns once it runs (`run_on_after`).
+            wr.latency_from = Some(wr.tx_start);
+        } else {
+            self.counters.latency_ns.saturating_record(lat);
+        }
+        if work_in_tx {
             return self.wake(w);
         }
         let think = self.draw_think();
@@ -916,6 +926,9 @@ impl Sim {
         if wr.ioend_ran() {
             self.counters.ioend_time_ns[0] += think;
             self.counters.ioend_time_ns[1] += self.now - wr.ioend_woke();
+        }
+        if let Some(t0) = wr.latency_from.take() {
+            self.counters.latency_ns.saturating_record((self.now + idle - t0).max(1));
         }
         wr.set_next_task(cpu, slice, think);
         self.cpus.charge(w, think);
