@@ -18,6 +18,23 @@ function crashJson(args) {
 const sum = (o) => Object.values(o).reduce((a, b) => a + b, 0);
 const verdict = (page) => page.$eval('[data-testid="crash-verdict"]', (e) => ({ ...e.dataset, text: e.textContent }));
 
+/** Opens `query`, sets the heat map's points and states a point (when given), clicks Explore
+ * and waits for the last cell; resolves to the heat map's data and the seconds it took. */
+async function explore(page, query, { points, budget, timeout = 60000 } = {}) {
+  await page.goto(server.url + query);
+  await page.waitForSelector('#lab[data-ready="true"]');
+  if (points) await page.selectOption('[data-testid="crash-points"]', String(points));
+  if (budget) await page.selectOption('[data-testid="crash-budget"]', String(budget));
+  const started = Date.now();
+  await page.click('[data-testid="crash-explore"]');
+  await page.waitForFunction(() => {
+    const h = document.querySelector('[data-testid="crash-heatmap"]');
+    return h && h.dataset.points === h.dataset.total;
+  }, null, { timeout });
+  const secs = (Date.now() - started) / 1000;
+  return { h: await page.$eval('[data-testid="crash-heatmap"]', (e) => ({ ...e.dataset, text: e.textContent })), secs };
+}
+
 test('Crash now checks the same states as loglab crash at that event, with the same verdict', async () => {
   const { page, errors } = browser;
   await page.goto(server.url + '?preset=small-crash&at=3ms');
@@ -83,18 +100,7 @@ test('a recovery failure says what the real kernel did with the same kind of cra
 
 test('the crash heat map explores the run so far in Web Workers with the counts of loglab crash --until', async () => {
   const { page, errors } = browser;
-  await page.goto(server.url + '?preset=small-crash&at=20ms');
-  await page.waitForSelector('#lab[data-ready="true"]');
-  await page.selectOption('[data-testid="crash-points"]', '24');
-  await page.selectOption('[data-testid="crash-budget"]', '64');
-  const started = Date.now();
-  await page.click('[data-testid="crash-explore"]');
-  await page.waitForFunction(() => {
-    const h = document.querySelector('[data-testid="crash-heatmap"]');
-    return h && h.dataset.points === h.dataset.total;
-  }, null, { timeout: 60000 });
-  const secs = (Date.now() - started) / 1000;
-  const h = await page.$eval('[data-testid="crash-heatmap"]', (e) => ({ ...e.dataset, text: e.textContent }));
+  const { h, secs } = await explore(page, '?preset=small-crash&at=20ms', { points: 24, budget: 64 });
   const cli = crashJson(['--url', `${ORIGIN}?preset=small-crash`, '--until', '20ms', '--crash-points', '24', '--states-per-point', '64']);
   assert.equal(Number(h.total), cli.crash_points);
   assert.equal(Number(h.states), cli.crash_states, 'crash states, summed over the workers');
@@ -104,14 +110,7 @@ test('the crash heat map explores the run so far in Web Workers with the counts 
     + `(click to last cell, workers' start-up included: ${(Number(h.states) / secs).toFixed(0)} states/s)`);
   assert.equal(await page.locator('[data-testid="crash-heatmap"] rect').count(), 1 + 24, 'one cell per point');
   // The bug preset lights up red cells.
-  await page.goto(server.url + '?preset=series-v1-external-log&at=60ms');
-  await page.waitForSelector('#lab[data-ready="true"]');
-  await page.click('[data-testid="crash-explore"]');
-  await page.waitForFunction(() => {
-    const h = document.querySelector('[data-testid="crash-heatmap"]');
-    return h && h.dataset.points === h.dataset.total;
-  }, null, { timeout: 60000 });
-  const bug = await page.$eval('[data-testid="crash-heatmap"]', (e) => ({ ...e.dataset }));
+  const { h: bug } = await explore(page, '?preset=series-v1-external-log&at=60ms');
   const cliBug = crashJson(['--url', `${ORIGIN}?preset=series-v1-external-log`, '--until', '60ms', '--crash-points', '24', '--states-per-point', '64']);
   assert.equal(Number(bug.violations), sum(cliBug.violations));
   await page.locator('[data-testid="crash"]').screenshot({ path: path.join(ARTIFACTS, 'panel-crash-heatmap.png') });
@@ -123,18 +122,7 @@ test('the crash heat map explores the run so far in Web Workers with the counts 
 // one takes a minute here).
 test('the heat map explores a busy run (fsmark-create at 200 ms, 24 points x 64) with the counts of loglab crash', { timeout: 300000 }, async () => {
   const { page, errors } = browser;
-  await page.goto(server.url + '?preset=fsmark-create&at=200ms');
-  await page.waitForSelector('#lab[data-ready="true"]');
-  await page.selectOption('[data-testid="crash-points"]', '24');
-  await page.selectOption('[data-testid="crash-budget"]', '64');
-  const started = Date.now();
-  await page.click('[data-testid="crash-explore"]');
-  await page.waitForFunction(() => {
-    const h = document.querySelector('[data-testid="crash-heatmap"]');
-    return h && h.dataset.points === h.dataset.total;
-  }, null, { timeout: 90000 });
-  const secs = (Date.now() - started) / 1000;
-  const h = await page.$eval('[data-testid="crash-heatmap"]', (e) => ({ ...e.dataset }));
+  const { h, secs } = await explore(page, '?preset=fsmark-create&at=200ms', { points: 24, budget: 64, timeout: 90000 });
   const args = ['crash', '--url', `${ORIGIN}?preset=fsmark-create`, '--until', '200ms', '--crash-points', '24', '--states-per-point', '64', '--json'];
   // The release build when it is at least as new as the debug one (`lab.sh test` builds it
   // just before this suite), so a stale one cannot disagree with the lab.
