@@ -125,8 +125,9 @@ impl<'o, 'h, 'a> PointOracle<'o, 'h, 'a> {
         let oracle = self.oracle;
         let touched = |id: &u32| oracle.index.touches.contains_key(id);
         let changes = self.rec.in_place_changes(img)?;
+        // The LSN first: most changed items are behind the head, and need no map search.
         let ahead = self.ahead.iter().any(|id| !changes.contains_key(id))
-            || changes.iter().any(|(id, e)| touched(id) && e.is_some_and(|e| e.1 > oracle.head_at_crash));
+            || changes.iter().any(|(id, e)| e.is_some_and(|e| e.1 > oracle.head_at_crash) && touched(id));
         let rec = match self.rec.recover(img, changes)? {
             Ok(r) => r,
             Err(e) => {
@@ -205,9 +206,12 @@ impl<'o, 'h, 'a> PointOracle<'o, 'h, 'a> {
                 offer(id, base_v(id), *c);
             }
         }
-        for (&id, e) in changes.iter().filter(|(id, _)| oracle.index.touches.contains_key(id)) {
+        for (&id, e) in changes {
             let Some((v, _)) = *e else { continue };
-            if let Some(c) = oracle.checkpoint_of(id, v).filter(|&c| judge.breaks(c)) {
+            // `Oracle::checkpoint_of`, with one search of the touches.
+            let Some(t) = oracle.index.touches.get(&id) else { continue };
+            let c = t.iter().find(|&&(_, tv)| tv == v).map(|&(c, _)| c);
+            if let Some(c) = c.filter(|&c| judge.breaks(c)) {
                 offer(id, v, c);
             }
         }
