@@ -46,11 +46,16 @@ impl Survivors<'_> {
 
     /// Of one sector's candidates, the last that landed.
     fn landed(&self, cands: &[(u32, u32)]) -> Option<(u32, u32)> {
-        cands.iter().rev().copied().find(|&(w, k)| match self.keep[w as usize] {
+        cands.iter().rev().copied().find(|&(w, k)| self.lands(w, k))
+    }
+
+    /// Whether sector `k` of write `w` reached the media in this crash.
+    pub(super) fn lands(&self, w: u32, k: u32) -> bool {
+        match self.keep[w as usize] {
             Fate::Kept => true,
             Fate::Torn => self.tears[w as usize] >> (k % 64) & 1 == 1,
             Fate::Lost => false,
-        })
+        }
     }
 
     /// What this crash did to each of `writes`: states that agree on it read the same bytes
@@ -279,19 +284,10 @@ impl Image<'_> {
         (self.log_start..self.log_start + self.log_bb as u64).contains(&s)
     }
     /// Which write each unshared log block reads from (None: stable media): images with equal
-    /// keys hold the same log bytes.
+    /// keys hold the same log bytes (`cached_walk` keys by the cheaper `log_fates` where it can).
     fn log_key(&self, sh: &SharedLog) -> LogKey {
-        let Some(sv) = self.devs[0].survivors.as_ref() else { return vec![None; sh.unshared.len()] };
-        // One walk along the index beside the (ascending) unshared blocks, not a search each.
-        let mut index = sv.index.range(self.log_start..).peekable();
-        sh.unshared
-            .iter()
-            .map(|&b| {
-                let s = self.log_start + b as u64;
-                while index.next_if(|(&k, _)| k < s).is_some() {}
-                index.peek().filter(|(&k, _)| k == s).and_then(|(_, c)| sv.landed(c))
-            })
-            .collect()
+        let sv = self.devs[0].survivors.as_ref();
+        sh.unshared.iter().map(|&b| sv.and_then(|v| v.source(self.log_start + b as u64))).collect()
     }
     /// The writes that may land on `sh`'s unshared blocks (write, first block, end block),
     /// when this image's survivors come from the index they were read from.

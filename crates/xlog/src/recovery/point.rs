@@ -9,7 +9,7 @@
 //! item's slot, an item that fails to replay), `PointRecovery::recover` says so and the state
 //! is recovered on its own, so every state's result is the one `recover` gives.
 
-use super::{cached_walk, is_meta_sector, meta_region_end, Fate, Image, LogWalk, SharedLog, Survivors};
+use super::{cached_walk, is_meta_sector, meta_region_end, Image, LogWalk, SharedLog, Survivors};
 use crate::device::{SectorMap, SECTOR};
 use crate::format;
 use crate::layout::{item_at, item_daddr, DATA_ID_BASE, META_START_SECTOR};
@@ -138,12 +138,7 @@ struct MetaCandidate {
 impl MetaCandidate {
     /// The header the last source to land leaves (None: none landed).
     fn landed(&self, sv: &Survivors) -> Option<Option<Header>> {
-        let landed = self.sources.iter().rev().find(|&&(w, k, _)| match sv.keep[w as usize] {
-            Fate::Kept => true,
-            Fate::Torn => sv.tears[w as usize] >> (k % 64) & 1 == 1,
-            Fate::Lost => false,
-        });
-        landed.map(|&(_, _, now)| now)
+        self.sources.iter().rev().find(|&&(w, k, _)| sv.lands(w, k)).map(|&(_, _, now)| now)
     }
 }
 
