@@ -27,6 +27,17 @@ pub struct AgiLocks {
     waiters: Vec<VecDeque<TaskId>>,
 }
 
+/// The scenario's AGs: `agcount`, else as many as mkfs makes for `fs_size`.
+/// Model: a file system mkfs would not make (under 300 MB) gets mkfs's usual 4.
+pub fn mkfs_agcount(s: &Scenario) -> u32 {
+    if s.agcount > 0 {
+        return s.agcount;
+    }
+    let input = SizingInput { fs_bytes: s.fs_size.0, ..SizingInput::default() };
+    let ags = ag_geometry(&input, &mut Vec::new()).map_or(4, |g| g.agcount);
+    ags.clamp(1, u64::from(u32::MAX)) as u32
+}
+
 impl AgiLocks {
     /// Locks for `agcount` AGs (0: the switch is off, nothing is ever locked).
     pub fn new(agcount: u32) -> AgiLocks {
@@ -39,13 +50,7 @@ impl AgiLocks {
         if s.agi_lock == AgiLock::Off {
             return AgiLocks::new(0);
         }
-        if s.agcount > 0 {
-            return AgiLocks::new(s.agcount);
-        }
-        // Model: a file system mkfs would not make (under 300 MB) gets mkfs's usual 4.
-        let input = SizingInput { fs_bytes: s.fs_size.0, ..SizingInput::default() };
-        let ags = ag_geometry(&input, &mut Vec::new()).map_or(4, |g| g.agcount);
-        AgiLocks::new(ags.clamp(1, u64::from(u32::MAX)) as u32)
+        AgiLocks::new(mkfs_agcount(s))
     }
 
     pub fn enabled(&self) -> bool {

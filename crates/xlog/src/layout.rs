@@ -111,7 +111,7 @@ pub const FILE_SLOTS: u64 = 16;
 
 /// Data slots in writer `w`'s file: `FILE_SLOTS` for appenders, one block rewritten otherwise.
 pub fn file_slots(s: &Scenario) -> u64 {
-    if s.workload == WorkloadKind::SyncAppend {
+    if s.appends() {
         FILE_SLOTS
     } else {
         1

@@ -96,7 +96,7 @@ switch!(
 );
 switch!(
     /// Which threads take CPU time on the pool (`cpus`): `writers`, the writers and the CIL
-    /// push worker; `kernel`, also the I/O completion of an O_DSYNC append (`xfs_end_io` on
+    /// push worker; `kernel`, also the I/O completion of a synced append (`xfs_end_io` on
     /// `xfs-conv`: its extent conversion, measured on this machine's 6.18) and xfsaild (its
     /// passes' writeback), which wait for a CPU as a woken kernel worker does. No effect
     /// without a pool (`cpus=0`).
@@ -107,6 +107,15 @@ switch!(
     /// commit (`xfs_dialloc` to `xfs_trans_commit`), so creates in one AG allocate one at a
     /// time: `off`, or `on` (as the kernel does; measured on this machine: docs/kernel.md).
     AgiLock { Off = "off", On = "on" }
+);
+switch!(
+    /// What a `fsync-heavy` operation does before its fsync: `tx`, one transaction of
+    /// `tx_items` buffers (dbench-like: the lab's default); `append`, a buffered append of
+    /// `append_size` to the writer's file, as `loglab kernel run` does and the kernel logs it:
+    /// the file's timestamps when the coarse clock ticked since their last update
+    /// (`file_update_time`), then at the fsync the data write and its I/O completion's
+    /// unwritten-extent conversion (`xfs_iomap_write_unwritten`), as a `sync-append` append.
+    FsyncOp { Tx = "tx", Append = "append" }
 );
 switch!(
     /// How a SATA drive (`hdd`, `hdd-x4`, `sata-ssd`) is sent a FUA write: `upstream` (6.3+,
@@ -229,6 +238,8 @@ pub struct Scenario {
     pub cpu_model: CpuModel,
     /// Whether creates hold their AG's AGI buffer lock from inode allocation to commit.
     pub agi_lock: AgiLock,
+    /// What a `fsync-heavy` operation does before its fsync: a transaction, or an append.
+    pub fsync_op: FsyncOp,
     /// What creates log of their directory.
     pub directory: Directory,
     /// How xfsaild paces its passes.
@@ -280,6 +291,7 @@ impl Default for Scenario {
             cpus: 0,
             cpu_model: CpuModel::Writers,
             agi_lock: AgiLock::Off,
+            fsync_op: FsyncOp::Tx,
             directory: Directory::Blocks,
             xfsaild: Xfsaild::Upstream,
             ail_push: AilPush::Upstream,
@@ -422,6 +434,7 @@ settings!(
     tx_work,
     cpu_model,
     agi_lock,
+    fsync_op,
 );
 
 impl Scenario {
@@ -434,6 +447,17 @@ impl Scenario {
                 (base.get(k).ok()? != v).then_some((*k, v))
             })
             .collect()
+    }
+
+    /// Whether an operation is an append made durable (`sync-append`'s O_DSYNC appends, or
+    /// `fsync-heavy`'s appends with `fsync_op=append`): its file grows, and an fsync writes
+    /// the data and converts the extent it landed in. Without fsync it is a plain write.
+    pub fn appends(&self) -> bool {
+        match self.workload {
+            WorkloadKind::SyncAppend => true,
+            WorkloadKind::FsyncHeavy => self.fsync_op == FsyncOp::Append,
+            _ => false,
+        }
     }
 
     /// Checks each field on its own; `validate` (in `geometry`) then checks them together.

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use stats::XfsStats;
 use std::path::PathBuf;
-use xlog::{writer_comm, Scenario, Setting, Sim, TraceCmdPrinter};
+use xlog::{writer_comm, FsyncOp, Scenario, Setting, Sim, TraceCmdPrinter, WorkloadKind};
 
 #[derive(Subcommand)]
 pub enum KernelCmd {
@@ -138,6 +138,12 @@ fn as_running_kernel(s: &Scenario) -> (Scenario, Vec<String>) {
         cil_space,
         sata_fua
     );
+    // The kernel's runner makes a fsync-heavy operation an append and an fsync (load.rs): the
+    // model does the same.
+    if m.workload == WorkloadKind::FsyncHeavy && m.fsync_op != FsyncOp::Append {
+        changed.push(format!("fsync_op: {} -> append", m.fsync_op));
+        m.fsync_op = FsyncOp::Append;
+    }
     // The kernel's writer threads share this machine's CPUs.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     if m.cpus != cpus {

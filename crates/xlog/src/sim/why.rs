@@ -115,7 +115,7 @@ pub(super) fn why_blocked(sim: &Sim, w: TaskId) -> Vec<String> {
                 ));
             }
         }
-        WriterState::DataWrite if sim.o_dsync_append(w) => why.push(format!(
+        WriterState::DataWrite if sim.synced_append(w) => why.push(format!(
             "O_DSYNC write: its timestamp is logged; writing the append ({} KiB), whose I/O completion \
              then logs the written extent (tr_write) before the log force",
             sim.scenario.append_size.0 / 1024

@@ -28,20 +28,49 @@ fn inode_cap(geo: &Geometry) -> u32 {
 const INODE_LITERAL: u32 = 512 - INODE_CORE;
 const BMBT_ROOT: u32 = 88;
 
-/// Whether a writer's `tx`th append (from 0) allocates. XFS preallocates past EOF as much
-/// again as the file holds (`xfs_iomap_prealloc_size`: the file's size, doubling), so the
-/// file allocates when it reaches a power of two of appends.
-/// Model: the preallocation's cap (8 GiB, or a share of the free space) is never reached.
-pub(super) fn append_allocates(tx: u64) -> bool {
-    (tx + 1).is_power_of_two()
-}
+/// `allocsize`: a file smaller than it gets no speculative preallocation
+/// (`xfs_iomap_prealloc_size`; the mount's `m_allocsize_blks`, 64 KiB by default).
+const ALLOCSIZE: u64 = 64 << 10;
 
-/// Allocations among a writer's first `n` appends.
-fn appends_allocating(n: u64) -> u64 {
-    if n == 0 {
+/// Appends of `append` bytes a file takes before it reaches `allocsize`, each allocating its
+/// own blocks (none for appends of `allocsize` or more).
+/// Model: each is an extent of its own, as when concurrent appenders interleave their blocks.
+fn appends_below_allocsize(append: u64) -> u64 {
+    if append >= ALLOCSIZE {
         0
     } else {
-        n.ilog2() as u64 + 1
+        ALLOCSIZE / append.max(1)
+    }
+}
+
+/// Whether a writer's `tx`th append (from 0) of `append` bytes allocates. Past `allocsize`,
+/// XFS preallocates past EOF as much again as the file holds (`xfs_iomap_prealloc_size`:
+/// the file's size, doubling), so the file allocates when it reaches a power of two of
+/// appends.
+/// Model: the preallocation's cap (8 GiB, or a share of the free space) is never reached.
+pub(super) fn append_allocates(tx: u64, append: u64) -> bool {
+    let small = appends_below_allocsize(append);
+    tx < small || (tx - small + 1).is_power_of_two()
+}
+
+/// Allocations among a writer's first `n` appends of `append` bytes.
+fn appends_allocating(n: u64, append: u64) -> u64 {
+    let small = appends_below_allocsize(append);
+    let past = n.saturating_sub(small);
+    n.min(small) + if past == 0 { 0 } else { past.ilog2() as u64 + 1 }
+}
+
+/// The bmap btree leaf a file's extents live in once they overflow the inode (72-byte v5
+/// block header, 16-byte records, 251 to a leaf): a conversion changes its last records, and
+/// the leaf's logged range grows from its header to them until it is written back.
+fn bmbt_leaf_dirty(extents: u32) -> u32 {
+    const HDR: u32 = 72;
+    let records = (extents - 1) % ((4096 - HDR) / 16) + 1;
+    let last = ((HDR + 16 * records - 1) / crate::format::XFS_BLF_CHUNK).min(BUF_CHUNKS - 1);
+    if last == BUF_CHUNKS - 1 {
+        u32::MAX
+    } else {
+        (1 << (last + 1)) - 1
     }
 }
 
@@ -173,6 +202,14 @@ impl TxBuilder<'_> {
         let mask = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
         let shift = self.rng.next_u32() % (BUF_CHUNKS - n + 1);
         mask << shift
+    }
+
+    /// Whether another writer's file is in this writer's AG, so that their allocations
+    /// interleave and each makes an extent of its own; a file alone in its AG grows in place.
+    /// Model: writer `w`'s directory, and its file, is in AG `w mod agcount`.
+    fn shares_its_ag(&self) -> bool {
+        let (ags, writers) = (crate::agi::mkfs_agcount(self.scenario), self.scenario.writers);
+        writers / ags + u32::from(self.w % ags < writers % ags) > 1
     }
 
     fn hot_item(&mut self) -> u32 {
@@ -364,25 +401,33 @@ impl TxBuilder<'_> {
         let ag_header = w % SHARED_ITEMS;
         let mut out = Vec::with_capacity(n as usize + 2);
         match self.scenario.workload {
-            WorkloadKind::FsyncHeavy => {
+            WorkloadKind::FsyncHeavy if !self.scenario.appends() => {
                 for _ in 0..n {
                     let id = self.hot_item();
                     let dirty = self.chunk_run(chunks);
                     out.push((id, ItemKind::Buf { dirty }));
                 }
             }
-            WorkloadKind::SyncAppend => {
+            WorkloadKind::SyncAppend | WorkloadKind::FsyncHeavy => {
                 // The append's I/O completion converts its part of the preallocated extent to
                 // written (`xfs_iomap_write_unwritten`): the inode, its size and its extents
                 // (the written ones and the unwritten rest). Only an append that outgrows
                 // the speculative preallocation allocates: the AGF and bmap btree buffers.
                 // Its timestamp update, before the data is written, logs the same inode (its
                 // fields stay dirty until writeback) with the extents the file has so far.
+                // Past the inode's literal area the extents move to a bmap btree: the inode
+                // logs its root, and the conversion the leaf it changes.
                 let timestamp = self.timestamp;
-                let extents = appends_allocating(tx + !timestamp as u64) as u32 + 1;
-                let data_fork = (16 * extents).min(FORK_MAX);
+                let append = self.scenario.append_size.0;
+                let allocated = appends_allocating(tx + !timestamp as u64, append) as u32;
+                let extents = if self.shares_its_ag() { allocated } else { allocated.min(1) } + 1;
+                let btree = 16 * extents > INODE_LITERAL;
+                let data_fork = if btree { BMBT_ROOT } else { 16 * extents };
                 out.push((pool(self, 0), ItemKind::Inode { data_fork, attr_fork: 0 }));
-                if timestamp || !append_allocates(tx) {
+                if btree && !timestamp {
+                    out.push((pool(self, 1.min(pool_len - 1)), ItemKind::Buf { dirty: bmbt_leaf_dirty(extents) }));
+                }
+                if timestamp || !append_allocates(tx, append) {
                     return out;
                 }
                 out.push((ag_header, ItemKind::Buf { dirty: 1 }));
@@ -431,5 +476,36 @@ impl TxBuilder<'_> {
         }
         out.truncate(kept);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Appends under `allocsize` each allocate; past it the preallocation doubles. A
+    /// `sync-append` append (128 KiB) is past it from the first, so its rule is the doubling
+    /// alone.
+    #[test]
+    fn small_appends_allocate_until_the_file_reaches_allocsize_then_the_preallocation_doubles() {
+        let allocating = |append: u64| (0..40).filter(|&tx| append_allocates(tx, append)).collect::<Vec<_>>();
+        assert_eq!(allocating(128 << 10), [0, 1, 3, 7, 15, 31]);
+        assert_eq!(allocating(4096), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 23, 31]);
+        for append in [4096, 128 << 10] {
+            for n in 0..200 {
+                let counted = (0..n).filter(|&tx| append_allocates(tx, append)).count() as u64;
+                assert_eq!(appends_allocating(n, append), counted, "{append} {n}");
+            }
+        }
+    }
+
+    /// A leaf's logged range runs from its header to its last record: 22 records end at byte
+    /// 424, in the fourth 128-byte chunk.
+    #[test]
+    fn a_bmbt_leaf_logs_from_its_header_to_its_last_record() {
+        assert_eq!(bmbt_leaf_dirty(22), 0b1111);
+        assert_eq!(bmbt_leaf_dirty(1), 0b1);
+        assert_eq!(bmbt_leaf_dirty(251), u32::MAX);
+        assert_eq!(bmbt_leaf_dirty(252), 0b1, "a new leaf");
     }
 }
