@@ -107,7 +107,7 @@ pub(super) fn why_blocked(sim: &Sim, w: TaskId) -> Vec<String> {
             why.push(format!("reading a metadata block with the reservation held ({left} more after this)"))
         }
         WriterState::DataWrite if wr.ioend_ran() => {
-            why.push("O_DSYNC write: the append is written; its I/O completion (xfs_end_io, cpu_model=kernel) runs on a CPU or waits for one before it logs the written extent".into());
+            why.push(format!("{}: the append is written; its I/O completion (xfs_end_io, cpu_model=kernel) runs on a CPU or waits for one before it logs the written extent", sync_kind(sim)));
             if let Some(ahead) = sim.cpus.runnable_ahead(w) {
                 why.push(format!(
                     "waiting for a CPU: {ahead} tasks queued ahead; on the CPUs now: {}",
@@ -116,8 +116,9 @@ pub(super) fn why_blocked(sim: &Sim, w: TaskId) -> Vec<String> {
             }
         }
         WriterState::DataWrite if sim.synced_append(w) => why.push(format!(
-            "O_DSYNC write: its timestamp is logged; writing the append ({} KiB), whose I/O completion \
-             then logs the written extent (tr_write) before the log force",
+            "{}: writing the append ({} KiB), whose I/O completion then logs the written extent \
+             (tr_write) before the log force",
+            sync_kind(sim),
             sim.scenario.append_size.0 / 1024
         )),
         WriterState::DataWrite => {
@@ -221,6 +222,16 @@ fn why_iclog(sim: &Sim, i: usize, why: &mut Vec<String>) {
         other => format!("iclog {i} is {}", other.kernel_name()),
     };
     why.push(s);
+}
+
+/// How a synced append is made durable: with O_DSYNC (`sync-append`), or by an fsync after it
+/// (`fsync-heavy` with `fsync_op=append`).
+fn sync_kind(sim: &Sim) -> &'static str {
+    if sim.scenario.workload == crate::scenario::WorkloadKind::SyncAppend {
+        "O_DSYNC write"
+    } else {
+        "fsync"
+    }
 }
 
 #[cfg(test)]

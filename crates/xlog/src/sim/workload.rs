@@ -33,8 +33,8 @@ const BMBT_ROOT: u32 = 88;
 const ALLOCSIZE: u64 = 64 << 10;
 
 /// Appends of `append` bytes a file takes before it reaches `allocsize`, each allocating its
-/// own blocks (none for appends of `allocsize` or more).
-/// Model: each is an extent of its own, as when concurrent appenders interleave their blocks.
+/// own blocks (none for appends of `allocsize` or more): an extent each where the writers of
+/// an AG interleave their blocks (`shares_its_ag`).
 fn appends_below_allocsize(append: u64) -> u64 {
     if append >= ALLOCSIZE {
         0
