@@ -122,6 +122,8 @@ fn fsync_forces_the_log_on_the_kernel_as_in_the_model() {
     }
     let (mb, kb) = (per_fsync(m, "bytes_logged"), per_fsync(k, "bytes_logged"));
     assert!(mb < 1.3 * kb && kb < 1.3 * mb, "bytes a fsync: model {mb:.0}, kernel {kb:.0}");
+    // Named: 4 writers, one an AG, log no btree (model 770, kernel 788-799 bytes an fsync).
+    assert_eq!(v["agree"]["bytes_per_append"]["agree"], true, "{}", v["agree"]["bytes_per_append"]);
     // Each side times its operations (write + fsync): a distribution, in order, on both.
     for side in [m, k] {
         let q = |p: &str| side[format!("latency_ms_{p}")].as_f64().unwrap();

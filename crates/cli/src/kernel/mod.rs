@@ -208,8 +208,9 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
             let (ms, changed) = if a.as_given { (s.clone(), Vec::new()) } else { as_running_kernel(&s) };
             let m = model_run(&ms)?;
             let k = kernel_run(&s, &a)?;
-            let o_dsync = s.workload == xlog::WorkloadKind::SyncAppend && s.fsync;
-            let agree = checks(&Compared::of(&m, "model")?, &Compared::of(&k, "kernel")?, o_dsync);
+            // Appends made durable (O_DSYNC, or an append and its fsync) on both sides.
+            let synced_appends = ms.appends() && ms.fsync;
+            let agree = checks(&Compared::of(&m, "model")?, &Compared::of(&k, "kernel")?, synced_appends);
             let all = agree.values().all(|c| c["agree"] != json!(false));
             // The model has no slowed recorder among its device classes: say so beside numbers
             // that depend on device speed.
@@ -677,6 +678,8 @@ struct Compared {
     cil_push_work: Option<PushWork>,
     grant_head_waits: f64,
     xfsaild_passes: f64,
+    /// Transactions committed (an append's timestamp update and conversion are two).
+    transactions: f64,
     bytes_per_transaction: f64,
     iclog_flags: FlagPatterns,
 }
@@ -699,14 +702,24 @@ impl Compared {
         }
     }
 
+    /// Log bytes per operation, counted as `bytes_per_transaction` counts them.
+    fn bytes_per_op(&self) -> f64 {
+        if self.ops > 0.0 {
+            self.bytes_per_transaction * self.transactions / self.ops
+        } else {
+            0.0
+        }
+    }
+
     fn of(report: &Value, side: &str) -> Result<Compared, String> {
         Compared::deserialize(report).map_err(|e| format!("kernel compare: the {side}'s report: {e}"))
     }
 }
 
-/// The checks that should hold whatever the device's speed; `o_dsync`: the workload's
-/// operations are O_DSYNC appends (`sync-append`), which adds the checks of their batching.
-fn checks(m: &Compared, k: &Compared, o_dsync: bool) -> Map<String, Value> {
+/// The checks that should hold whatever the device's speed; `synced_appends`: the workload's
+/// operations are appends made durable (`sync-append`'s O_DSYNC writes, `fsync-heavy`'s
+/// appends and fsyncs), which adds the checks of what they log and how they batch.
+fn checks(m: &Compared, k: &Compared, synced_appends: bool) -> Map<String, Value> {
     let mut c = Map::new();
     // The push's rhythm: how long a queued push waits for a worker, and how long a run takes
     // (source thread 003's stutter is a push held by a long log write or a busy CPU).
@@ -726,15 +739,26 @@ fn checks(m: &Compared, k: &Compared, o_dsync: bool) -> Map<String, Value> {
     ] {
         c.insert(name.into(), ratio_check(mv, kv, 1.0, rule));
     }
-    if o_dsync {
+    if synced_appends {
         c.insert(
             "appends_per_push_run".into(),
             ratio_check(
                 m.ops_per_push_run(),
                 k.ops_per_push_run(),
                 1.0,
-                "O_DSYNC appends per run of the CIL push work within 2x: how many appends' transactions one \
-                 push gathers while its appenders' I/O completions and forces queue behind it",
+                "synced appends (O_DSYNC, or append and fsync) per run of the CIL push work within 2x: how \
+                 many appends' transactions one push gathers while its appenders' I/O completions and forces \
+                 queue behind it",
+            ),
+        );
+        c.insert(
+            "bytes_per_append".into(),
+            ratio_check(
+                m.bytes_per_op(),
+                k.bytes_per_op(),
+                0.15,
+                "log bytes per synced append within 15%: its timestamp update (when the clock ticked) and its \
+                 extent conversion, with their headers and their share of the checkpoints",
             ),
         );
     }
@@ -839,6 +863,11 @@ mod tests {
         assert!(c.ops > 0.0 && c.ops_per_push_run() > 0.0, "{c:?}");
         let appends = checks(&c, &c, true);
         assert_eq!(appends["appends_per_push_run"]["agree"], json!(true), "{appends:?}");
+        assert_eq!(appends["bytes_per_append"]["agree"], json!(true), "{appends:?}");
+        let heavier =
+            Compared { bytes_per_transaction: 1.2 * c.bytes_per_transaction, ..Compared::of(&m, "kernel").unwrap() };
+        let off = checks(&c, &heavier, true);
+        assert_eq!(off["bytes_per_append"]["agree"], json!(false), "20% more an append: {off:?}");
         let untimed = Compared { cil_push_work: None, ..Compared::of(&m, "kernel").unwrap() };
         let undecided = checks(&c, &untimed, true);
         assert_eq!(undecided["appends_per_push_run"]["agree"], Value::Null, "no push runs timed: undecided");
