@@ -105,8 +105,9 @@ pub fn items_per_writer(s: &Scenario) -> u32 {
     want.min(capacity.min(u32::MAX as u64) as u32)
 }
 
-/// Appends a `sync-append` file holds before it wraps: each writer's file is a ring of
-/// them (a rotating trace log), so appends land next to the previous one on the device.
+/// Appends an appender's file (`sync-append`, `fsync_op=append`) holds before it wraps: each
+/// writer's file is a ring of them (a rotating trace log), so appends land next to the
+/// previous one on the device.
 pub const FILE_SLOTS: u64 = 16;
 
 /// Data slots in writer `w`'s file: `FILE_SLOTS` for appenders, one block rewritten otherwise.

@@ -32,32 +32,41 @@ const BMBT_ROOT: u32 = 88;
 /// (`xfs_iomap_prealloc_size`; the mount's `m_allocsize_blks`, 64 KiB by default).
 const ALLOCSIZE: u64 = 64 << 10;
 
-/// Appends of `append` bytes a file takes before it reaches `allocsize`, each allocating its
-/// own blocks (none for appends of `allocsize` or more): an extent each where the writers of
-/// an AG interleave their blocks (`shares_its_ag`).
+/// Appends of `append` bytes that start below `allocsize` (none for appends of `allocsize` or
+/// more).
 fn appends_below_allocsize(append: u64) -> u64 {
     if append >= ALLOCSIZE {
         0
     } else {
-        ALLOCSIZE / append.max(1)
+        ALLOCSIZE.div_ceil(append.max(1))
     }
 }
 
-/// Whether a writer's `tx`th append (from 0) of `append` bytes allocates. Past `allocsize`,
-/// XFS preallocates past EOF as much again as the file holds (`xfs_iomap_prealloc_size`:
-/// the file's size, doubling), so the file allocates when it reaches a power of two of
-/// appends.
+/// How a writer's first `n` appends of `append` bytes allocated: (under `allocsize`, past it).
+/// Under it an append allocates when it reaches a 4 KiB block the file does not have. Past it
+/// XFS preallocates beyond EOF as much again as the file holds (`xfs_iomap_prealloc_size`: the
+/// file's size, doubling), so the file allocates when its appends reach `allocsize`'s count
+/// times a power of two; appends of `allocsize` or more are past it from the first, and
+/// allocate at the 1st, 2nd, 4th, 8th... append.
 /// Model: the preallocation's cap (8 GiB, or a share of the free space) is never reached.
-pub(super) fn append_allocates(tx: u64, append: u64) -> bool {
+fn appends_allocating(n: u64, append: u64) -> (u64, u64) {
     let small = appends_below_allocsize(append);
-    tx < small || (tx - small + 1).is_power_of_two()
+    if small == 0 {
+        return (0, if n == 0 { 0 } else { n.ilog2() as u64 + 1 });
+    }
+    let m = n.min(small);
+    let under = m.min((m * append).div_ceil(4096));
+    let past = if n <= small { 0 } else { ((n - 1) / small).ilog2() as u64 + 1 };
+    (under, past)
 }
 
-/// Allocations among a writer's first `n` appends of `append` bytes.
-fn appends_allocating(n: u64, append: u64) -> u64 {
-    let small = appends_below_allocsize(append);
-    let past = n.saturating_sub(small);
-    n.min(small) + if past == 0 { 0 } else { past.ilog2() as u64 + 1 }
+/// Whether a writer's `tx`th append (from 0) of `append` bytes allocates.
+pub(super) fn append_allocates(tx: u64, append: u64) -> bool {
+    let count = |n| {
+        let (under, past) = appends_allocating(n, append);
+        under + past
+    };
+    count(tx + 1) > count(tx)
 }
 
 /// The bmap btree leaf a file's extents live in once they overflow the inode (72-byte v5
@@ -204,8 +213,9 @@ impl TxBuilder<'_> {
         mask << shift
     }
 
-    /// Whether another writer's file is in this writer's AG, so that their allocations
-    /// interleave and each makes an extent of its own; a file alone in its AG grows in place.
+    /// Whether another writer's file is in this writer's AG, so that their allocations under
+    /// `allocsize` interleave and each makes an extent of its own; a file alone in its AG
+    /// grows in place there.
     /// Model: writer `w`'s directory, and its file, is in AG `w mod agcount`.
     fn shares_its_ag(&self) -> bool {
         let (ags, writers) = (crate::agi::mkfs_agcount(self.scenario), self.scenario.writers);
@@ -419,13 +429,16 @@ impl TxBuilder<'_> {
                 // logs its root, and the conversion the leaf it changes.
                 let timestamp = self.timestamp;
                 let append = self.scenario.append_size.0;
-                let allocated = appends_allocating(tx + !timestamp as u64, append) as u32;
-                let extents = if self.shares_its_ag() { allocated } else { allocated.min(1) } + 1;
+                // Model: each doubling of the preallocation is an extent of its own.
+                let (under, past) = appends_allocating(tx + !timestamp as u64, append);
+                let under = if under > 1 && !self.shares_its_ag() { 1 } else { under };
+                let extents = (under + past) as u32 + 1;
                 let btree = 16 * extents > INODE_LITERAL;
                 let data_fork = if btree { BMBT_ROOT } else { 16 * extents };
                 out.push((pool(self, 0), ItemKind::Inode { data_fork, attr_fork: 0 }));
                 if btree && !timestamp {
-                    out.push((pool(self, 1.min(pool_len - 1)), ItemKind::Buf { dirty: bmbt_leaf_dirty(extents) }));
+                    let leaf = pool(self, 1.min(pool_len - 1));
+                    out.push((leaf, self.buf_change(leaf, bmbt_leaf_dirty(extents))));
                 }
                 if timestamp || !append_allocates(tx, append) {
                     return out;
@@ -490,13 +503,13 @@ mod tests {
     fn small_appends_allocate_until_the_file_reaches_allocsize_then_the_preallocation_doubles() {
         let allocating = |append: u64| (0..40).filter(|&tx| append_allocates(tx, append)).collect::<Vec<_>>();
         assert_eq!(allocating(128 << 10), [0, 1, 3, 7, 15, 31]);
-        assert_eq!(allocating(4096), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 23, 31]);
-        for append in [4096, 128 << 10] {
-            for n in 0..200 {
-                let counted = (0..n).filter(|&tx| append_allocates(tx, append)).count() as u64;
-                assert_eq!(appends_allocating(n, append), counted, "{append} {n}");
-            }
-        }
+        let many = |append: u64| (0..300).filter(|&tx| append_allocates(tx, append)).collect::<Vec<_>>();
+        assert_eq!(many(4096), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 32, 64, 128, 256]);
+        // A 24 KiB append at 48 KiB starts under allocsize; 512-byte appends fill a block in 8.
+        assert_eq!(allocating(24 << 10), [0, 1, 2, 3, 6, 12, 24]);
+        assert_eq!(allocating(512)[..3], [0, 8, 16]);
+        // The kernel's 4 KiB appenders allocated about 21 times in 510 appends.
+        assert_eq!(appends_allocating(510, 4096), (16, 5));
     }
 
     /// A leaf's logged range runs from its header to its last record: 22 records end at byte

@@ -68,9 +68,10 @@ impl WriterState {
     }
 }
 
-/// Where an O_DSYNC append is (`sync-append` with fsync): `file_update_time` logs the new
-/// timestamps (`tr_fsyncts`) before the data is written, and the I/O completion converts the
-/// written part of the preallocated extent (`tr_write`) before the fsync forces the log.
+/// Where a synced append is (`sync-append`'s O_DSYNC writes, `fsync_op=append`):
+/// `file_update_time` logs the new timestamps (`tr_fsyncts`) before the data is written, and
+/// the I/O completion converts the written part of the preallocated extent (`tr_write`) before
+/// the fsync forces the log.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum AppendStep {
     #[default]
@@ -107,7 +108,7 @@ pub(crate) struct Writer {
     /// `cpu_model=kernel`: a task woken onto its CPU preempts it on its way back to user space
     /// (`TIF_NEED_RESCHED`).
     need_resched: bool,
-    /// `cpu_model=kernel`: its O_DSYNC append's I/O completion has had its CPU time.
+    /// `cpu_model=kernel`: its synced append's I/O completion has had its CPU time.
     ioend_ran: bool,
     /// When that completion's worker woke.
     ioend_woke: u64,
@@ -143,7 +144,7 @@ impl Writer {
     pub fn data_version(&self) -> u64 {
         self.data_version
     }
-    /// Its O_DSYNC append's I/O completion runs (in a kernel worker woken at `ioend_woke`).
+    /// Its synced append's I/O completion runs (in a kernel worker woken at `ioend_woke`).
     pub fn ioend_ran(&self) -> bool {
         self.ioend_ran
     }
@@ -321,7 +322,7 @@ impl Sim {
         self.scenario.appends() && self.scenario.fsync && (n == 0 || w < n)
     }
 
-    /// The transaction writer `w` runs now is an O_DSYNC append's timestamp update.
+    /// The transaction writer `w` runs now is a synced append's timestamp update.
     pub(super) fn timestamp_tx(&self, w: TaskId) -> bool {
         self.synced_append(w) && self.writers[w as usize].append_step == AppendStep::Timestamp
     }
@@ -330,7 +331,8 @@ impl Sim {
     /// so its timestamp update is logged. The kernel stamps files with the coarse clock, which
     /// moves once a tick (`CONFIG_HZ`); `sync-append`'s appends always log it.
     /// Model: `sync-append`'s appenders come back less often than a tick on the kernel (about
-    /// 50 appends a second each), so only `fsync-heavy`'s appends follow the clock.
+    /// 50 appends a second each), so only `fsync-heavy`'s appends follow the clock; the tick is
+    /// read before the reservation (the kernel stamps the time after `xfs_trans_alloc`).
     fn file_update_time(&mut self, w: TaskId) -> bool {
         if self.scenario.workload == WorkloadKind::SyncAppend {
             return true;
@@ -407,7 +409,7 @@ impl Sim {
         }
         // create-remove: the creators' directories are hot; the removers walk a cold tree.
         let creator = self.scenario.workload == WorkloadKind::CreateRemove && w.is_multiple_of(2);
-        // sync-append reads btree blocks only when it allocates.
+        // An append reads btree blocks only when it allocates.
         let tx = self.writers[w as usize].tx_count;
         let append = self.scenario.append_size.0;
         let in_prealloc = self.scenario.appends() && !super::workload::append_allocates(tx, append);
@@ -813,7 +815,7 @@ impl Sim {
 
     /// Whether an operation's CPU work runs inside its transaction (`tx_work`): `xfs_trans_alloc`
     /// reserves log space first, then the work (inode allocation, directory and btree changes)
-    /// runs with the reservation held until the commit. An O_DSYNC append's work (copying the
+    /// runs with the reservation held until the commit. A synced append's work (copying the
     /// data into the page cache) comes before its transactions.
     fn work_in_tx(&self) -> bool {
         self.scenario.tx_work == TxWorkAt::Inside && !self.scenario.appends()
