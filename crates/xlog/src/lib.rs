@@ -60,8 +60,8 @@ pub use recovery::{
 };
 pub use scenario::{
     AgiLock, AilPush, CilSpace, CommitOrdering, CpuModel, CrashModel, DeviceBug, DeviceClass, Directory, Duration,
-    FlushPolicy, ForceFlush, FsyncOp, RsumCache, SataFua, Scenario, Setting, ShadowRound, Size, StartRecordOrder,
-    TailUpdate, Throttle, TxWorkAt, UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
+    FlushPolicy, ForceFlush, FsyncOp, HostFlush, RsumCache, SataFua, Scenario, Setting, ShadowRound, Size,
+    StartRecordOrder, TailUpdate, Throttle, TxWorkAt, UnitResRoundoff, WorkloadKind, Xfsaild, SET_KEYS,
 };
 pub use sectors::SectorMap;
 pub use shard::{Shard, SHARDS_MAX};

@@ -118,6 +118,15 @@ switch!(
     FsyncOp { Tx = "tx", Append = "append" }
 );
 switch!(
+    /// How `vm-disk` (a loop device over this machine's disk) times a cache flush: `table`,
+    /// drawn from flushes measured under the workloads it was measured with (`fsync-heavy`'s
+    /// overwrites; after new blocks, `sync-append`'s 200 appenders), so each holds its
+    /// workload's writes in flight; `inflight`, as the host does it: the flush waits for the
+    /// writes in flight on the device, then takes what a flush with nothing in flight takes
+    /// (measured alone, after an overwrite or after new blocks). No effect on other devices.
+    HostFlush { Table = "table", Inflight = "inflight" }
+);
+switch!(
     /// How a SATA drive (`hdd`, `hdd-x4`, `sata-ssd`) is sent a FUA write: `upstream` (6.3+,
     /// libata's `fua` parameter on: the drive gets WRITE FPDMA QUEUED with FUA); `emulated`
     /// (before 6.3, `libata.fua=0`: the disk advertises no FUA, so the block layer writes to
@@ -240,6 +249,8 @@ pub struct Scenario {
     pub agi_lock: AgiLock,
     /// What a `fsync-heavy` operation does before its fsync: a transaction, or an append.
     pub fsync_op: FsyncOp,
+    /// How `vm-disk` times a cache flush: from its measured tables, or after the writes in flight.
+    pub host_flush: HostFlush,
     /// What creates log of their directory.
     pub directory: Directory,
     /// How xfsaild paces its passes.
@@ -292,6 +303,7 @@ impl Default for Scenario {
             cpu_model: CpuModel::Writers,
             agi_lock: AgiLock::Off,
             fsync_op: FsyncOp::Tx,
+            host_flush: HostFlush::Table,
             directory: Directory::Blocks,
             xfsaild: Xfsaild::Upstream,
             ail_push: AilPush::Upstream,
@@ -435,6 +447,7 @@ settings!(
     cpu_model,
     agi_lock,
     fsync_op,
+    host_flush,
 );
 
 impl Scenario {

@@ -96,7 +96,7 @@ impl Device {
     /// it, or as measured.
     fn flush_wait(&mut self, start: Ns) -> Ns {
         match self.profile.media {
-            Media::Measured(m) => self.measured_flush_ns(&m),
+            Media::Measured(m) => self.measured_flush_ns(&m, start),
             Media::Flash(_) => self.flash_flush_ns(start),
             Media::Disk(_) => self.disk_flush_ns(start),
         }

@@ -90,12 +90,19 @@ impl Device {
 
     /// A measured flush's latency: after writes that grew a sparse backing file, from the
     /// allocating distribution (only a sparse-backed device ever notes one).
-    pub(super) fn measured_flush_ns(&mut self, m: &Measured) -> Ns {
-        let table = match m.flush_latency_allocating {
-            Some(allocating) if std::mem::take(&mut self.host.allocated_since_flush) => allocating,
-            _ => m.flush_latency,
+    /// With `host_flush=inflight`, the flush first waits (from `start`) for the writes in
+    /// flight, then draws from the tables of a flush with nothing in flight.
+    pub(super) fn measured_flush_ns(&mut self, m: &Measured, start: Ns) -> Ns {
+        let allocated = std::mem::take(&mut self.host.allocated_since_flush);
+        let (drain, (plain, allocating)) = match m.flush_idle {
+            Some(idle) => (self.last_done().saturating_sub(start), (idle.0, Some(idle.1))),
+            None => (0, (m.flush_latency, m.flush_latency_allocating)),
         };
-        draw(table, &mut self.rng)
+        let table = match allocating {
+            Some(allocating) if allocated => allocating,
+            _ => plain,
+        };
+        drain + draw(table, &mut self.rng)
     }
 
     /// When a request that runs from `start` and would be done at `done` is done: the device

@@ -92,17 +92,23 @@ pub struct Erase {
     pub erase_ns: Ns,
 }
 
+/// A measured latency distribution: (cumulative probability per million, latency) points.
+pub type LatencyTable = &'static [(u32, Ns)];
+
 /// A device measured as a whole, as (cumulative probability per million, latency) points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Measured {
     /// Drawn per write (cached or not: a measured device's writes take their measured time
     /// either way).
-    pub write_latency: &'static [(u32, Ns)],
+    pub write_latency: LatencyTable,
     /// Drawn per cache flush.
-    pub flush_latency: &'static [(u32, Ns)],
+    pub flush_latency: LatencyTable,
     /// A device backed by a sparse file (a loop device): a flush after writes to blocks the
     /// file never held commits the host's allocations too, and draws from this instead.
-    pub flush_latency_allocating: Option<&'static [(u32, Ns)]>,
+    pub flush_latency_allocating: Option<LatencyTable>,
+    /// `host_flush=inflight`: a flush waits for the writes in flight, then draws from these
+    /// (after overwrites only, after writes to new blocks) instead.
+    pub flush_idle: Option<(LatencyTable, LatencyTable)>,
     /// Media time of a random read.
     pub read_ns: Ns,
     /// Stalls of the whole device (a shared host's): nothing completes during one.

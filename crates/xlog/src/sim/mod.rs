@@ -40,7 +40,7 @@ use crate::iclog::Record;
 use crate::layout::{self, SHARED_ITEMS};
 use crate::log::Xlog;
 use crate::metrics::Counters;
-use crate::profile::profile;
+use crate::profile::profile_for;
 use crate::scenario::{CilSpace, CpuModel, Scenario};
 use crate::trace::TraceEvent;
 use crate::units::{format_size, Ns, TaskId, BBSIZE};
@@ -139,10 +139,7 @@ impl Sim {
     pub fn new(scenario: &Scenario) -> Result<Sim, String> {
         let geo = scenario.validate()?;
         let mut rng = Pcg64Mcg::seed_from_u64(scenario.seed);
-        let mut prof = profile(scenario.device);
-        if prof.libata && scenario.sata_fua == crate::scenario::SataFua::Emulated {
-            prof.fua = false;
-        }
+        let prof = profile_for(scenario);
         // Each device draws from its own stream, so the simulator's draws stay as they were.
         let dev_seed = |d: u64| scenario.seed ^ 0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(d + 1);
         let mut devs = vec![Device::new(prof.clone(), scenario.device_bug, dev_seed(0))];
