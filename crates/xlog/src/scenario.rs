@@ -120,10 +120,11 @@ switch!(
 switch!(
     /// How `vm-disk` (a loop device over this machine's disk) times a cache flush: `table`,
     /// drawn from flushes measured under the workloads it was measured with (`fsync-heavy`'s
-    /// overwrites; after new blocks, `sync-append`'s 200 appenders), so each holds its
-    /// workload's writes in flight; `inflight`, as the host does it: the flush waits for the
-    /// writes in flight on the device, then takes what a flush with nothing in flight takes
-    /// (measured alone, after an overwrite or after new blocks). No effect on other devices.
+    /// overwrites; after new blocks, 200 O_DSYNC appenders and new inode clusters), so each
+    /// holds its workload's writes in flight; `inflight`, as the host does it: the flush waits
+    /// for the requests in flight on the device, then takes what a flush with nothing in
+    /// flight takes (measured alone, after an overwrite or after new blocks). No effect on
+    /// other devices.
     HostFlush { Table = "table", Inflight = "inflight" }
 );
 switch!(

@@ -34,7 +34,9 @@ impl Device {
             let done = self.queued_flush(now);
             return self.flush_without_command(now, done, tag);
         }
-        let cost = self.profile.cmd_ns + self.flush_wait(self.start_at(now));
+        let start = self.start_at(now);
+        let drain = self.flush_drain(start);
+        let cost = drain + self.profile.cmd_ns + self.flush_wait(start + drain);
         self.enqueue(now, now, IoKind::Flush, 0, (Vec::new(), 0), (cost, 0), tag)
     }
 
@@ -58,10 +60,11 @@ impl Device {
         // FLUSH CACHE is not an NCQ command: libata issues it once the drive's queue has
         // drained (`ata_std_qc_defer`).
         let start = if self.profile.libata { sent.max(self.last_done()) } else { sent };
-        let end = start + self.profile.cmd_ns + self.flush_wait(start);
+        let drained = start + self.flush_drain(start);
+        let end = drained + self.profile.cmd_ns + self.flush_wait(drained);
         // A host stall holds flushes too (the backing file's fsync). Pops nothing: `now` can
         // be a later request's completion here.
-        let end = self.after_stalls(0, start, end);
+        let end = self.after_stalls(0, drained, end);
         self.flush_queue = FlushQueue { start, end, data_end: end, sent };
         end
     }
@@ -96,7 +99,7 @@ impl Device {
     /// it, or as measured.
     fn flush_wait(&mut self, start: Ns) -> Ns {
         match self.profile.media {
-            Media::Measured(m) => self.measured_flush_ns(&m, start),
+            Media::Measured(m) => self.measured_flush_ns(&m),
             Media::Flash(_) => self.flash_flush_ns(start),
             Media::Disk(_) => self.disk_flush_ns(start),
         }
