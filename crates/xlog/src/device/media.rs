@@ -106,7 +106,7 @@ pub struct Measured {
     /// A device backed by a sparse file (a loop device): a flush after writes to blocks the
     /// file never held commits the host's allocations too, and draws from this instead.
     pub flush_latency_allocating: Option<LatencyTable>,
-    /// `host_flush=inflight`: a flush waits for the writes in flight, then draws from these
+    /// `host_flush=inflight`: a flush waits for the requests in flight, then draws from these
     /// (after overwrites only, after writes to new blocks) instead.
     pub flush_idle: Option<(LatencyTable, LatencyTable)>,
     /// Media time of a random read.

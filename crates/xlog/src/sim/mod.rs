@@ -112,6 +112,8 @@ pub struct Sim {
     cil_wq: CilWorkqueue,
     items: Vec<Item>,
     ialloc: workload::InodeAlloc,
+    /// The file system's AGs (mkfs's count for `fs_size`, or `agcount`).
+    agcount: u32,
     history: History,
     /// Fold old checkpoints in batches of this many (`History::fold_behind`); 0: never.
     fold_batch: usize,
@@ -209,6 +211,7 @@ impl Sim {
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
             cil_wq: CilWorkqueue::default(),
             ialloc,
+            agcount: crate::agi::mkfs_agcount(scenario),
             items,
             history: History::default(),
             fold_batch: FOLD_BATCH,

@@ -195,6 +195,8 @@ pub(super) struct TxBuilder<'a> {
     pub items: &'a mut Vec<Item>,
     pub ail: &'a Ail,
     pub ialloc: &'a mut InodeAlloc,
+    /// The file system's AGs (`mkfs_agcount`), counted once for the run.
+    pub agcount: u32,
     pub rt: &'a mut RtFiles,
 }
 
@@ -218,7 +220,7 @@ impl TxBuilder<'_> {
     /// grows in place there.
     /// Model: writer `w`'s directory, and its file, is in AG `w mod agcount`.
     fn shares_its_ag(&self) -> bool {
-        let (ags, writers) = (crate::agi::mkfs_agcount(self.scenario), self.scenario.writers);
+        let (ags, writers) = (self.agcount, self.scenario.writers);
         writers / ags + u32::from(self.w % ags < writers % ags) > 1
     }
 

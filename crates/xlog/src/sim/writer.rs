@@ -483,6 +483,7 @@ impl Sim {
             items: &mut self.items,
             ail: &self.ail,
             ialloc: &mut self.ialloc,
+            agcount: self.agcount,
             rt: &mut self.rt,
         }
         .changes();
