@@ -304,7 +304,7 @@ impl Default for Scenario {
             cpu_model: CpuModel::Writers,
             agi_lock: AgiLock::Off,
             fsync_op: FsyncOp::Tx,
-            host_flush: HostFlush::Table,
+            host_flush: HostFlush::Inflight,
             directory: Directory::Blocks,
             xfsaild: Xfsaild::Upstream,
             ail_push: AilPush::Upstream,

@@ -804,9 +804,9 @@ fn the_device_view_shows_a_host_stall_holding_every_request_in_flight() {
         (busy_seen, quiet_seen) = (busy_seen || writeback, quiet_seen || !writeback);
         if let Some(left) = left {
             if stalls_seen == 0 {
-                // The lab's e2e test opens a moment inside this first stall (`at=396ms`).
+                // The lab's e2e test opens a moment inside this first stall (`at=353ms`).
                 let (at, end) = (sim.now(), sim.now() + left);
-                assert!(at <= 396_000_000 && 396_000_000 < end, "the e2e test's stall moved: {at}..{end} ns");
+                assert!(at <= 353_000_000 && 353_000_000 < end, "the e2e test's stall moved: {at}..{end} ns");
             }
             stalls_seen += 1;
             let end = sim.now() + left;

@@ -282,8 +282,10 @@ fn a_loop_device_flush_costs_more_after_writes_that_grow_its_file() {
 /// where the measured tables give it their workloads' load whatever is in flight.
 #[test]
 fn a_loop_device_flush_waits_for_the_writes_in_flight_with_host_flush_inflight() {
-    let s = crate::scenario::Scenario { device: DeviceClass::VmDisk, ..Default::default() };
-    let inflight = crate::scenario::Scenario { host_flush: crate::scenario::HostFlush::Inflight, ..s.clone() };
+    use crate::scenario::HostFlush;
+    let inflight = crate::scenario::Scenario { device: DeviceClass::VmDisk, ..Default::default() };
+    assert_eq!(inflight.host_flush, HostFlush::Inflight, "the default since model version 3");
+    let s = crate::scenario::Scenario { host_flush: HostFlush::Table, ..inflight.clone() };
     let run_new = |s: &crate::scenario::Scenario, writes: u64, new_blocks: bool| {
         let mut d = Device::new(crate::profile::profile_for(s), DeviceBug::None, 1);
         if !new_blocks {
