@@ -9,6 +9,10 @@ pub struct Counters {
     /// Log transactions committed to the CIL (the kernel's `xs_trans_sync + xs_trans_async`):
     /// one per operation, but two per O_DSYNC append (its timestamp, then its I/O completion).
     pub tx_committed: u64,
+    /// Synced appends that logged both their timestamp update and their conversion, and
+    /// those whose two transactions went into two checkpoints (CIL sequences).
+    pub append_tx_pairs: u64,
+    pub append_pairs_split: u64,
     pub latency_ns: Histogram<u64>,
     pub grant_head_waits: u64,
     /// `agi_lock=on`: creates that slept on their AG's AGI buffer lock.
@@ -68,6 +72,8 @@ impl Default for Counters {
         Counters {
             transactions: 0,
             tx_committed: 0,
+            append_tx_pairs: 0,
+            append_pairs_split: 0,
             latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
             grant_head_waits: 0,
             agi_lock_waits: 0,
@@ -167,6 +173,10 @@ pub struct Metrics {
     pub checkpoints_throttled: u64,
     /// Pushes that left throttled tasks asleep (the 5.9 throttle with space gone back).
     pub cil_throttle_wakes_skipped: u64,
+    /// Synced appends that logged a timestamp update and a conversion, and of those the ones
+    /// whose two transactions went into two checkpoints.
+    pub append_tx_pairs: u64,
+    pub append_pairs_split: u64,
     /// 5.14: commit iclogs released after the tail moved past the push's up-front flush.
     pub tail_moved_after_flush: u64,
     /// ... of which single-iclog checkpoints: their commit iclog has FUA but no PREFLUSH.
@@ -266,6 +276,8 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("checkpoints_throttled", ""),
             ("cil_throttle_wakes_skipped", ""),
             ("shadow_allocations", ""),
+            ("append_tx_pairs", ""),
+            ("append_pairs_split", ""),
             ("cil_push_dispatch_ms_p50", "ms"),
             ("cil_push_dispatch_ms_p99", "ms"),
             ("cil_push_dispatch_ms_max", "ms"),

@@ -2,6 +2,7 @@
 //! and workload run on XFS on this machine, recorded through tracefs and XFS's own counters,
 //! and set beside the model's run of the same scenario.
 
+mod appends;
 mod crashes;
 mod flags;
 mod load;
@@ -208,9 +209,7 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
             let (ms, changed) = if a.as_given { (s.clone(), Vec::new()) } else { as_running_kernel(&s) };
             let m = model_run(&ms)?;
             let k = kernel_run(&s, &a)?;
-            // Appends made durable (O_DSYNC, or an append and its fsync) on both sides.
-            let synced_appends = ms.appends() && ms.fsync;
-            let agree = checks(&Compared::of(&m, "model")?, &Compared::of(&k, "kernel")?, synced_appends);
+            let agree = checks(&Compared::of(&m, "model")?, &Compared::of(&k, "kernel")?, synced_appends(&ms));
             let all = agree.values().all(|c| c["agree"] != json!(false));
             // The model has no slowed recorder among its device classes: say so beside numbers
             // that depend on device speed.
@@ -257,6 +256,11 @@ pub fn dispatch(cmd: KernelCmd) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// The workload's operations are appends made durable (O_DSYNC, or an append and its fsync).
+fn synced_appends(s: &Scenario) -> bool {
+    s.appends() && s.fsync
 }
 
 /// An operation time histogram's quantile in ms (0 when empty), as the model reports its own.
@@ -374,6 +378,8 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
         .sum();
     push.insert("cil_push_ms_asleep".into(), json!(asleep));
     out.insert("cil_push_work".into(), Value::Object(push));
+    let pairs = appends::AppendPairs { pairs: typed.append_tx_pairs, split: typed.append_pairs_split };
+    out.insert("append_checkpoints".into(), json!(synced_appends(s).then_some(pairs)));
     Ok(Value::Object(out))
 }
 
@@ -402,7 +408,7 @@ pub fn kernel_crash(s: &Scenario, c: &KernelCrashArgs) -> Result<Value, String> 
     let mut r = rig::Rig::new(s, &workdir, Some(recorder::Setup { delays, keep_data: true }))?;
     load::prepare(s, &r.mnt)?;
     let counter = r.recording.as_ref().map(|x| std::sync::Arc::clone(&x.count)).ok_or("no recorder")?;
-    r.trace_start()?;
+    r.trace_start(false)?;
     r.recording.as_ref().ok_or("no recorder")?.arm();
     let from = counter.load(std::sync::atomic::Ordering::SeqCst) as usize;
     let done = load::run(s, &r.mnt, Some(std::sync::Arc::clone(&counter)))?;
@@ -480,7 +486,8 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     let mut r = rig::Rig::new(s, &workdir, slow)?;
     load::prepare(s, &r.mnt)?;
     let before = XfsStats::parse(&r.stats()?)?;
-    r.trace_start()?;
+    // Whether the kernel's runner appends (fsync-heavy's always does), not the scenario's words.
+    r.trace_start(synced_appends(&as_running_kernel(s).0))?;
     if let Some(rec) = &r.recording {
         rec.arm();
     }
@@ -524,7 +531,7 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     let pats = FlagPatterns::of(&iclog_syncs(&trace));
     let transactions = d.trans_sync + d.trans_async;
     let bytes = d.log_blocks * 512;
-    Ok(json!({
+    let mut out = json!({
         "kernel_release": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
         "mkfs": format!("mkfs.xfs {mkfs}"),
         "mount_options": opts,
@@ -580,7 +587,10 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         "iclog_flags": pats,
         "trace_events_lost": lost,
         "shutdown_recovery": recovery,
-    }))
+    });
+    let push_works = threads::works_of(&trace, "xlog_cil_push_work", &push_wq);
+    out["append_checkpoints"] = json!(appends::append_pairs(&trace, &push_works));
+    Ok(out)
 }
 
 /// The CIL push work of workqueue `wq` from its `workqueue_*` events: how long each queueing
@@ -680,6 +690,8 @@ fn all_check(m: (u64, u64), k: (u64, u64), rule: &str) -> Value {
 
 /// Below this many log cycles a side has too few to say how often the throttle bursts.
 const THROTTLE_MIN_CYCLES: f64 = 20.0;
+/// Fewer appends with both transactions say too little about how often they split.
+const MIN_APPEND_PAIRS: u64 = 100;
 /// Throttle bursts per hundred log cycles that count as rare: source thread 003's stutter,
 /// about one in 300 cycles on this machine's kernel over three runs (docs/kernel.md).
 const RARE_BURSTS: f64 = 1.0;
@@ -701,6 +713,9 @@ struct Compared {
     /// `xfs_log_cil_wait`s by the log cycle they slept in, and the cycles the head went round.
     cil_throttle_waits_by_cycle: std::collections::BTreeMap<u64, u64>,
     log_cycles_written: f64,
+    /// Synced appends' two transactions in one checkpoint or two; null where not measured.
+    #[serde(deserialize_with = "Option::deserialize")]
+    append_checkpoints: Option<appends::AppendPairs>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -778,6 +793,16 @@ fn checks(m: &Compared, k: &Compared, synced_appends: bool) -> Map<String, Value
                  many appends' transactions one push gathers while its appenders' I/O completions and forces \
                  queue behind it",
             ),
+        );
+        let share = |v: &Compared| v.append_checkpoints.filter(|p| p.pairs >= MIN_APPEND_PAIRS)?.share_split();
+        let (sm, sk) = (share(m), share(k));
+        c.insert(
+            "appends_in_two_checkpoints".into(),
+            json!({ "model": sm, "kernel": sk,
+                    "agree": sm.zip(sk).map(|(a, b)| (a - b).abs() <= 0.20),
+                    "rule": "share of synced appends whose timestamp update and conversion went into two \
+                             checkpoints (a CIL push started between their commits) within 20 points; not \
+                             applicable under 100 appends with both" }),
         );
         c.insert(
             "bytes_per_append".into(),
@@ -910,12 +935,38 @@ mod tests {
         let untimed = Compared { cil_push_work: None, ..Compared::of(&m, "kernel").unwrap() };
         let undecided = checks(&c, &untimed, true);
         assert_eq!(undecided["appends_per_push_run"]["agree"], Value::Null, "no push runs timed: undecided");
+        // small-crash makes no appends durable: its share is not applicable.
+        assert_eq!(appends["appends_in_two_checkpoints"]["agree"], Value::Null, "{appends:?}");
+        let split = |pairs, split| Compared {
+            append_checkpoints: Some(appends::AppendPairs { pairs, split }),
+            ..Compared::of(&m, "kernel").unwrap()
+        };
+        let two = |a: &Compared, b: &Compared| checks(a, b, true)["appends_in_two_checkpoints"]["agree"].clone();
+        assert_eq!(two(&split(1000, 780), &split(2000, 1900)), json!(true), "78% against 95%");
+        assert_eq!(two(&split(1000, 700), &split(2000, 1900)), json!(false), "70% against 95%");
+        assert_eq!(two(&split(99, 99), &split(2000, 1900)), Value::Null, "99 appends say too little");
         assert!(agree.values().all(|v| v["agree"] != json!(false)), "{agree:?}");
         let mut renamed = m.clone();
         let v = renamed.as_object_mut().unwrap().remove("xfsaild_passes").unwrap();
         renamed["xfsaild_pass"] = v;
         let e = Compared::of(&renamed, "kernel").unwrap_err();
         assert!(e.contains("kernel") && e.contains("xfsaild_passes"), "{e}");
+    }
+
+    /// The model counts an append's two transactions as the kernel's trace pairs them: each
+    /// O_DSYNC append of `sync-append` logs both, and some go into two checkpoints.
+    #[test]
+    fn the_model_pairs_each_synced_appends_two_transactions() {
+        let mut s = xlog::find_preset("sync-append").unwrap();
+        s.set("duration", "300ms").unwrap();
+        let m = model_run(&s).unwrap();
+        let c = Compared::of(&m, "model").unwrap();
+        let p = c.append_checkpoints.expect("sync-append's appends are paired");
+        // Appends still in flight at the end logged their timestamp update only.
+        assert!(p.pairs as f64 >= 0.95 * c.ops && p.pairs as f64 <= c.ops, "{p:?} of {} appends", c.ops);
+        assert!(p.split > 0 && p.split < p.pairs, "{p:?}");
+        let none = model_run(&xlog::find_preset("small-crash").unwrap()).unwrap();
+        assert_eq!(none["append_checkpoints"], Value::Null);
     }
 
     /// The throttle's bursts: the model's `xfs_log_cil_wait` lines are read by the kernel's

@@ -213,8 +213,9 @@ impl Rig {
         Ok(ma << 20 | mi)
     }
 
-    /// Starts recording this filesystem's log events and its log device's requests.
-    pub fn trace_start(&mut self) -> Result<(), String> {
+    /// Starts recording this filesystem's log events and its log device's requests;
+    /// `appends`: and each synced append's timestamp update and commits (`appends::append_pairs`).
+    pub fn trace_start(&mut self, appends: bool) -> Result<(), String> {
         let data_dev = Self::dev_t(&self.data_loop)?;
         let log_dev = Self::dev_t(self.log_loop.as_deref().unwrap_or(&self.data_loop))?;
         let mut events: Vec<(String, String)> =
@@ -243,6 +244,12 @@ impl Rig {
             // converted at I/O completion.
             for e in ["xfs_ail_push", "xfs_unwritten_convert"] {
                 events.push((format!("xfs/{e}"), format!("dev == {data_dev}")));
+            }
+            // Which checkpoints an append's two transactions went into.
+            if appends {
+                for e in ["xfs_update_time", "xfs_trans_commit"] {
+                    events.push((format!("xfs/{e}"), format!("dev == {data_dev}")));
+                }
             }
         }
         let name = format!("loglab-{}", std::process::id());

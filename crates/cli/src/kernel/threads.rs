@@ -54,7 +54,7 @@ enum St {
 }
 
 /// A trace line's timestamp, event name and arguments.
-fn event(l: &str) -> Option<(f64, &str, &str, &str)> {
+pub(super) fn event(l: &str) -> Option<(f64, &str, &str, &str)> {
     let (head, rest) = l.split_once(": ")?;
     let (event, args) = rest.split_once(": ")?;
     let ts = head.trim_end().trim_end_matches(':').rsplit(' ').next()?.parse::<f64>().ok()?;
@@ -65,8 +65,13 @@ fn field<'a>(args: &'a str, key: &str) -> Option<&'a str> {
     args.split_whitespace().find_map(|w| w.strip_prefix(key))
 }
 
+/// The pid of the task a trace line's head names (`kworker/u8:3-27659   [001] ...`).
+pub(super) fn pid_of(head: &str) -> Option<u64> {
+    head.split_whitespace().next()?.rsplit('-').next()?.parse().ok()
+}
+
 /// The work item a `workqueue_*` event names.
-fn work_ptr(args: &str) -> Option<&str> {
+pub(super) fn work_ptr(args: &str) -> Option<&str> {
     args.strip_prefix("work struct")?.trim_start_matches(['=', ' ']).split([' ', ':']).next()
 }
 
@@ -89,8 +94,7 @@ pub fn work_runs(trace: &str, works: &BTreeSet<String>) -> Option<Vec<Split>> {
         let Some((t, head, event, args)) = event(l) else { continue };
         match event {
             "workqueue_execute_start" | "workqueue_execute_end" => {
-                let pid = head.split_whitespace().next().and_then(|task| task.rsplit('-').next()?.parse().ok());
-                let (Some(pid), Some(ptr)) = (pid, work_ptr(args)) else { continue };
+                let (Some(pid), Some(ptr)) = (pid_of(head), work_ptr(args)) else { continue };
                 if !works.contains(ptr) {
                     continue;
                 }

@@ -470,6 +470,8 @@ impl Sim {
             cil_throttle_waits: c.cil_throttle_waits,
             cil_throttle_depth_max: c.cil_throttle_depth_max,
             checkpoints_throttled: c.checkpoints_throttled,
+            append_tx_pairs: c.append_tx_pairs,
+            append_pairs_split: c.append_pairs_split,
             cil_throttle_wakes_skipped: c.cil_throttle_wakes_skipped,
             tail_moved_after_flush: c.tail_moved_after_flush,
             tail_moved_fua_only: c.tail_moved_fua_only,

@@ -117,6 +117,9 @@ pub(crate) struct Writer {
     /// The CPU it last ran on: where its commits count the CIL's space (`cil_space=percpu`).
     cpu: u32,
     append_step: AppendStep,
+    /// The CIL sequence its synced append's timestamp update committed into, until the
+    /// append's conversion commits.
+    timestamp_seq: Option<u64>,
     /// The coarse clock's tick its file's timestamps were last set in (`fsync_op=append`).
     mtime_tick: Option<u64>,
     /// `cpu_model=kernel`: its operation ended while it slept (an fsync's log force): the
@@ -252,6 +255,7 @@ impl Writer {
             worked: false,
             cpu: 0,
             append_step: AppendStep::Timestamp,
+            timestamp_seq: None,
             mtime_tick: None,
             latency_from: None,
         }
@@ -513,10 +517,19 @@ impl Sim {
         self.xfs_log_space_wake();
         // `tx_count` counts operations: an append's timestamp update is the first half of one.
         let timestamp = self.timestamp_tx(w);
+        let append = self.synced_append(w);
         let wr = &mut self.writers[wi];
         wr.seq = seq;
         if !timestamp {
             wr.tx_count += 1;
+        }
+        // An append's two transactions in one checkpoint or two (`kernel compare` sets the
+        // share beside the kernel's).
+        if timestamp {
+            wr.timestamp_seq = Some(seq);
+        } else if let Some(ts) = wr.timestamp_seq.take().filter(|_| append) {
+            self.counters.append_tx_pairs += 1;
+            self.counters.append_pairs_split += u64::from(ts != seq);
         }
         self.counters.tx_committed += 1;
         self.xfs_trans_commit_agi(w);
