@@ -36,6 +36,8 @@ pub struct Counters {
     pub xfsaild_passes: u64,
     pub xfsaild_log_forces: u64,
     pub xfsaild_wakeups_lost: u64,
+    /// Items xfsaild's passes met pinned (`xs_push_ail_pinned`).
+    pub xfsaild_items_pinned: u64,
     pub checkpoints: u64,
     /// Cache flushes issued when the last checkpoint completed: the next one's do not count.
     pub flushes_at_checkpoint: u64,
@@ -90,6 +92,7 @@ impl Default for Counters {
             metadata_reads: 0,
             xfsaild_passes: 0,
             xfsaild_log_forces: 0,
+            xfsaild_items_pinned: 0,
             xfsaild_wakeups_lost: 0,
             checkpoints: 0,
             flushes_at_checkpoint: 0,
@@ -163,6 +166,8 @@ pub struct Metrics {
     pub xfsaild_passes: u64,
     /// Log forces xfsaild made for pinned items (`xs_push_ail_flush`).
     pub xfsaild_log_forces: u64,
+    /// Items xfsaild's passes met pinned (`xs_push_ail_pinned`).
+    pub xfsaild_items_pinned: u64,
     /// Wakeups (a new target, a push-all request) that came while xfsaild ran a pass: lost,
     /// so it slept its pass's timeout.
     pub xfsaild_wakeups_lost: u64,
@@ -306,6 +311,7 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("metadata_reads", ""),
             ("xfsaild_passes", ""),
             ("xfsaild_log_forces", ""),
+            ("xfsaild_items_pinned", ""),
             ("xfsaild_wakeups_lost", ""),
             ("rsum_reads", ""),
         ],

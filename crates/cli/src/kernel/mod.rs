@@ -329,7 +329,7 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
     loop {
         if xfsaild_at_end.is_none() && sim.now() >= s.duration.0 {
             let m = sim.metrics();
-            xfsaild_at_end = Some((m.xfsaild_passes, m.xfsaild_log_forces));
+            xfsaild_at_end = Some((m.xfsaild_passes, m.xfsaild_log_forces, m.xfsaild_items_pinned));
             log_blocks_at_end = Some(m.log_blocks);
         }
         let Some(evs) = sim.step() else { break };
@@ -349,9 +349,10 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
             out.insert(k.into(), v.clone());
         }
     }
-    if let Some((passes, forces)) = xfsaild_at_end {
+    if let Some((passes, forces, pinned)) = xfsaild_at_end {
         out.insert("xfsaild_passes".into(), json!(passes));
         out.insert("xfsaild_log_forces".into(), json!(forces));
+        out.insert("xfsaild_items_pinned".into(), json!(pinned));
     }
     // The kernel counts log transactions (`xs_trans_*`) and operations apart, and so does the
     // model: an O_DSYNC append is one operation of two transactions.
@@ -590,6 +591,8 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
     });
     let push_works = threads::works_of(&trace, "xlog_cil_push_work", &push_wq);
     out["append_checkpoints"] = json!(appends::append_pairs(&trace, &push_works));
+    // (Outside the one `json!` above: serde_json's macro recursion limit.)
+    out["xfsaild_items_pinned"] = json!(d.push_ail_pinned);
     Ok(out)
 }
 

@@ -19,6 +19,8 @@ pub struct XfsStats {
     /// for pinned items), the 3rd and 10th fields; 0 where the line is missing.
     pub push_ail: u64,
     pub push_ail_flush: u64,
+    /// ... and the items its passes met pinned (xs_push_ail_pinned, the 6th field).
+    pub push_ail_pinned: u64,
     /// `buf`: xb_get_read, the 9th field: metadata buffers read from the disk (a cache miss).
     pub buf_reads: u64,
 }
@@ -52,6 +54,7 @@ impl XfsStats {
             log_force_sleep: g[4],
             push_ail: p.get(2).copied().unwrap_or(0),
             push_ail_flush: p.get(9).copied().unwrap_or(0),
+            push_ail_pinned: p.get(5).copied().unwrap_or(0),
             buf_reads: b.get(8).copied().unwrap_or(0),
         })
     }
@@ -69,6 +72,7 @@ impl XfsStats {
             log_force_sleep: self.log_force_sleep - before.log_force_sleep,
             push_ail: self.push_ail.saturating_sub(before.push_ail),
             push_ail_flush: self.push_ail_flush.saturating_sub(before.push_ail_flush),
+            push_ail_pinned: self.push_ail_pinned.saturating_sub(before.push_ail_pinned),
             buf_reads: self.buf_reads.saturating_sub(before.buf_reads),
         }
     }
@@ -90,7 +94,7 @@ mod tests {
         let p = |x: &str| XfsStats::parse(&format!("trans 0 0 0\nlog 0 0 0 0 0\n{x}")).unwrap();
         let d = p("push_ail 279328483 630922 164919 13091427 0 2494890 1510139 8392821 0 42336")
             .since(&p("push_ail 279255763 630252 164892 13086349 0 2494686 1509533 8388959 0 42334"));
-        assert_eq!((d.push_ail, d.push_ail_flush), (27, 2));
+        assert_eq!((d.push_ail, d.push_ail_flush, d.push_ail_pinned), (27, 2, 204));
         // The buf line as 6.18 prints it (9 fields): buffers read from the disk last.
         let d = p("buf 807291133 17677050 789623713 758152994 92409 17667320 5 0 397690")
             .since(&p("buf 807291033 17677050 789623713 758152994 92409 17667320 5 0 397680"));

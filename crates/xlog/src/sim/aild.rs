@@ -149,6 +149,7 @@ impl Sim {
                 count += 1;
                 if item.pinned() > 0 {
                     stuck += 1;
+                    self.counters.xfsaild_items_pinned += 1;
                     self.aild.set_log_flush();
                     self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind().is_inode(), lsn });
                 } else {
@@ -197,6 +198,7 @@ impl Sim {
             if item.pinned() > 0 {
                 stuck += 1;
                 pinned = true;
+                self.counters.xfsaild_items_pinned += 1;
                 self.emit(TASK_XFSAILD, TraceKind::AilPinned { item: id, inode: item.kind().is_inode(), lsn });
                 continue;
             }

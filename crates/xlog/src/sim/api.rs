@@ -465,6 +465,7 @@ impl Sim {
             metadata_reads: c.metadata_reads,
             xfsaild_passes: c.xfsaild_passes,
             xfsaild_log_forces: c.xfsaild_log_forces,
+            xfsaild_items_pinned: c.xfsaild_items_pinned,
             xfsaild_wakeups_lost: c.xfsaild_wakeups_lost,
             background_pushes: c.background_pushes,
             cil_throttle_waits: c.cil_throttle_waits,
