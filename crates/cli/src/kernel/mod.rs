@@ -273,7 +273,7 @@ fn quantile_ms(h: &hdrhistogram::Histogram<u64>, q: f64) -> f64 {
 }
 
 /// The keys `loglab run --json` and `kernel run --json` share, in report order.
-const SHARED: [&str; 19] = [
+const SHARED: [&str; 20] = [
     "latency_ms_p50",
     "latency_ms_p99",
     "latency_ms_p995",
@@ -292,6 +292,7 @@ const SHARED: [&str; 19] = [
     "cil_throttle_waits",
     "xfsaild_passes",
     "xfsaild_log_forces",
+    "xfsaild_items_pinned",
     "metadata_reads",
 ];
 
@@ -590,7 +591,8 @@ pub fn kernel_run(s: &Scenario, a: &KernelArgs) -> Result<Value, String> {
         "shutdown_recovery": recovery,
     });
     let push_works = threads::works_of(&trace, "xlog_cil_push_work", &push_wq);
-    out["append_checkpoints"] = json!(appends::append_pairs(&trace, &push_works));
+    // A buffer that lost events may have lost pushes: no share from it.
+    out["append_checkpoints"] = json!(appends::append_pairs(&trace, &push_works).filter(|_| lost == 0));
     // (Outside the one `json!` above: serde_json's macro recursion limit.)
     out["xfsaild_items_pinned"] = json!(d.push_ail_pinned);
     Ok(out)
@@ -954,6 +956,11 @@ mod tests {
         renamed["xfsaild_pass"] = v;
         let e = Compared::of(&renamed, "kernel").unwrap_err();
         assert!(e.contains("kernel") && e.contains("xfsaild_passes"), "{e}");
+        // A key whose value may be null must still be there: absent is not "not measured".
+        let mut unpaired = m.clone();
+        unpaired.as_object_mut().unwrap().remove("append_checkpoints").unwrap();
+        let e = Compared::of(&unpaired, "kernel").unwrap_err();
+        assert!(e.contains("append_checkpoints"), "{e}");
     }
 
     /// The model counts an append's two transactions as the kernel's trace pairs them: each

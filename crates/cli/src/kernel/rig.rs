@@ -247,7 +247,7 @@ impl Rig {
             }
             // Which checkpoints an append's two transactions went into.
             if appends {
-                for e in ["xfs_update_time", "xfs_trans_commit"] {
+                for e in ["xfs_update_time", "xfs_setfilesize", "xfs_trans_commit"] {
                     events.push((format!("xfs/{e}"), format!("dev == {data_dev}")));
                 }
             }
