@@ -678,8 +678,12 @@ fn cil_waits_by_cycle(trace: &str) -> std::collections::BTreeMap<u64, u64> {
 }
 
 fn ratio_check(m: f64, k: f64, within: f64, rule: &str) -> Value {
-    let agree = if m > 0.0 && k > 0.0 { Some((m / k).max(k / m) <= 1.0 + within) } else { None };
-    json!({ "model": m, "kernel": k, "agree": agree, "rule": rule })
+    json!({ "model": m, "kernel": k, "agree": ratio_within(m, k, within), "rule": rule })
+}
+
+/// Whether `m` and `k` are within a factor of `1 + within`; None when either is 0.
+fn ratio_within(m: f64, k: f64, within: f64) -> Option<bool> {
+    (m > 0.0 && k > 0.0).then(|| (m / k).max(k / m) <= 1.0 + within)
 }
 
 /// A fraction both sides must have at (or near) 1; undecided when either side has no cases.
@@ -883,11 +887,10 @@ fn checks(m: &Compared, k: &Compared, synced_appends: bool) -> Map<String, Value
         ),
     );
     let (bm, bk) = (m.throttle_bursts_per_100_cycles(), k.throttle_bursts_per_100_cycles());
-    let within_2x = |a: f64, b: f64| a > 0.0 && b > 0.0 && (a / b).max(b / a) <= 2.0;
     c.insert(
         "cil_throttle_bursts".into(),
         json!({ "model": bm.map(|b| b.0), "kernel": bk.map(|b| b.0),
-                "agree": bm.zip(bk).map(|((a, a_rare), (b, b_rare))| (a_rare && b_rare) || within_2x(a, b)),
+                "agree": bm.zip(bk).map(|((a, a_rare), (b, b_rare))| (a_rare && b_rare) || ratio_within(a, b, 1.0) == Some(true)),
                 "rule": "log cycles in which the CIL throttle made a task wait (`xfs_log_cil_wait`), per hundred \
                          cycles written: within 2x, or rare on both sides (at most one burst in the run, or one \
                          per hundred cycles; the kernel's rhythm showed one in about 300 over three runs); not \
