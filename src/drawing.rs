@@ -16,6 +16,8 @@ pub fn writer_label(s: &WriterState) -> &'static str {
     match s {
         WriterState::Thinking => "running",
         WriterState::TxWork => "in a transaction (working, or waiting for a CPU)",
+        WriterState::Copying => "copying its append (or waiting for a CPU)",
+        WriterState::WritebackDone => "data written, waiting for a CPU to fsync",
         WriterState::Stopped => "stopped",
         WriterState::GrantWait => "grant head wait",
         WriterState::AgiWait => "AGI buffer lock",

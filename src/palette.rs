@@ -54,7 +54,11 @@ pub fn iclog_state(state: IclogState) -> &'static str {
 /// What a writer task waits for (the log counters' squares and the tasks panel).
 pub fn writer(s: &WriterState) -> &'static str {
     match s {
-        WriterState::Thinking | WriterState::TxWork | WriterState::Stopped => LIGHT_GREY,
+        WriterState::Thinking
+        | WriterState::TxWork
+        | WriterState::Copying
+        | WriterState::WritebackDone
+        | WriterState::Stopped => LIGHT_GREY,
         WriterState::GrantWait => VERMILLION,
         WriterState::Throttled => YELLOW,
         WriterState::CommitWait | WriterState::PushFlushWait => BLUISH_GREEN,

@@ -1167,13 +1167,15 @@ fn a_woken_agi_waiter_preempts_its_waker_between_creates_and_the_convoy_breaks()
 /// `cpu_model=kernel`: a task woken onto an idle CPU starts only once that CPU has woken (this
 /// VM's idle CPUs halt): on fsync-heavy, whose two CPUs are mostly idle, a queued push starts
 /// 10 us or more after `queue_work` at the median, where the default model starts it at once.
+/// Woken onto a busy CPU, a kernel worker runs there before the writers queued on it (as the
+/// kernel's did, traced: docs/kernel.md), so no writer's think comes before a push: its tail
+/// stays under 0.1 ms (0.124 ms when it queued behind them).
 #[test]
 fn a_task_woken_onto_an_idle_cpu_starts_once_the_cpu_has_woken() {
     let kernel = run_set("fsync-heavy", &[("cpus", "2"), ("cpu_model", "kernel")], 1);
     let writers = run_set("fsync-heavy", &[("cpus", "2")], 1);
     assert!((0.009..0.05).contains(&kernel.cil_push_dispatch_ms_p50), "{}", kernel.cil_push_dispatch_ms_p50);
-    // Its tail: the wakeups of writers (47 us) that queue pushes (0.065 ms without the wake).
-    assert!(kernel.cil_push_dispatch_ms_p99 >= 0.1, "{}", kernel.cil_push_dispatch_ms_p99);
+    assert!(kernel.cil_push_dispatch_ms_p99 < 0.1, "{}", kernel.cil_push_dispatch_ms_p99);
     assert_eq!(writers.cil_push_dispatch_ms_p50, 0.0);
 }
 

@@ -323,7 +323,7 @@ impl Sim {
 
     /// Kernel thread `t` (a push worker, xfsaild, an I/O completion worker) woke and waits
     /// runnable for `ns` on a CPU: in front of the writers, behind the kernel threads woken
-    /// before it (with `cpu_model=kernel`, on `cpu`'s queue, placed as any woken sleeper).
+    /// before it (with `cpu_model=kernel`, on `cpu`'s queue).
     pub(super) fn kworker_runnable(&mut self, t: TaskId, ns: Ns, cpu: u32) {
         let writers = &self.writers;
         let kworker = |t: TaskId| t == TASK_XFSAILD || writers.get(t as usize).is_some_and(|wr| wr.ioend_ran());

@@ -12,7 +12,10 @@
 //! its operations as a push worker does (no preemption within its slice, but by a woken task
 //! between its operations, below); each CPU has its own
 //! fair run queue (`CpuPool`): a push worker woken by `queue_work` from a task on a CPU queues
-//! on that CPU (`current_cpu`), every other woken task on its own last CPU; a task woken onto
+//! on that CPU (`current_cpu`), every other woken task on its own last CPU, a kernel worker
+//! ahead of the writers queued there; a synced append stamps its file, then copies its data
+//! (its think), and runs again after its I/O completion before its fsync forces the log
+//! (`writer.rs`); a task woken onto
 //! a queue preempts the writer running there once that writer has had more than the queue's
 //! average CPU time (EEVDF's eligibility), at the writer's next preemption point: between its
 //! operations (`PREEMPT_NONE`), `check_preempt_wakeup` in writer.rs; and a task woken onto an

@@ -15,7 +15,7 @@ pub(super) fn why_blocked(sim: &Sim, w: TaskId) -> Vec<String> {
     let mut why = Vec::new();
     match wr.state() {
         WriterState::Stopped => {}
-        WriterState::Thinking | WriterState::TxWork => {
+        WriterState::Thinking | WriterState::TxWork | WriterState::Copying | WriterState::WritebackDone => {
             if let Some(ahead) = sim.cpus.runnable_ahead(w) {
                 let running = if sim.pushers.iter().any(|p| p.cpu().is_some()) {
                     "other writers' creates and the CIL push work"

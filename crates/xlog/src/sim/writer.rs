@@ -34,6 +34,13 @@ pub enum WriterState {
     /// Inside the transaction, reservation held: the operation's own CPU work (inode
     /// allocation, directory insert, ...), on a CPU of the pool or waiting for one.
     TxWork,
+    /// A synced append's data copied into the page cache, after its timestamp update
+    /// (`cpu_model=kernel`: the kernel's `write` stamps the file first, then copies).
+    Copying,
+    /// A synced append's data is written and its extent converted: woken from
+    /// `folio_wait_writeback`, it runs again before its fsync forces the log
+    /// (`cpu_model=kernel`).
+    WritebackDone,
     GrantWait,
     /// Inside the transaction: asleep on its AG's AGI buffer lock (`agi_lock=on`), held by
     /// another create until that one commits.
@@ -64,7 +71,14 @@ pub enum WriterState {
 
 impl WriterState {
     pub fn is_blocked(&self) -> bool {
-        !matches!(self, WriterState::Thinking | WriterState::TxWork | WriterState::Stopped)
+        !matches!(
+            self,
+            WriterState::Thinking
+                | WriterState::TxWork
+                | WriterState::Copying
+                | WriterState::WritebackDone
+                | WriterState::Stopped
+        )
     }
 }
 
@@ -112,6 +126,8 @@ pub(crate) struct Writer {
     ioend_ran: bool,
     /// When that completion's worker woke.
     ioend_woke: u64,
+    /// A synced append's copy, drawn with its operation, run after its timestamp update.
+    copy_ns: u64,
     /// The current transaction's CPU work is done (`TxWork`).
     worked: bool,
     /// The CPU it last ran on: where its commits count the CIL's space (`cil_space=percpu`).
@@ -252,6 +268,7 @@ impl Writer {
             need_resched: false,
             ioend_ran: false,
             ioend_woke: 0,
+            copy_ns: 0,
             worked: false,
             cpu: 0,
             append_step: AppendStep::Timestamp,
@@ -276,6 +293,16 @@ impl Sim {
             WriterState::TxWork => {
                 self.think_done(w);
                 self.tx_body(w);
+                self.writer_cpu_settle(w)
+            }
+            WriterState::Copying => {
+                self.think_done(w);
+                self.fsync_start(w);
+                self.writer_cpu_settle(w)
+            }
+            WriterState::WritebackDone => {
+                self.think_done(w);
+                self.fsync_force(w);
                 self.writer_cpu_settle(w)
             }
             WriterState::GrantWait => {
@@ -363,7 +390,7 @@ impl Sim {
             wr.force_slept = false;
             wr.worked = false;
             wr.append_step = AppendStep::Convert;
-            return self.fsync_start(w);
+            return self.append_copy(w);
         }
         let tid = self.rng.next_u32();
         let t = match self.timestamp_tx(w) {
@@ -614,10 +641,15 @@ impl Sim {
             return match wr.append_step {
                 AppendStep::Timestamp => {
                     wr.append_step = AppendStep::Convert;
-                    self.fsync_start(w)
+                    self.append_copy(w)
                 }
                 AppendStep::Convert => {
                     wr.append_step = AppendStep::Timestamp;
+                    if self.stamp_first(w) {
+                        // The completion worker converted; the writer needs a CPU to go on.
+                        self.writers[w as usize].state = WriterState::WritebackDone;
+                        return self.think_on_cpu(w, 0);
+                    }
                     self.fsync_force(w)
                 }
             };
@@ -817,8 +849,32 @@ impl Sim {
         if work_in_tx {
             return self.wake(w);
         }
-        let think = self.draw_think();
+        let mut think = self.draw_think();
+        if self.stamp_first(w) {
+            // Its copy comes after its timestamp update; it first needs a CPU to run on.
+            self.writers[w as usize].copy_ns = std::mem::take(&mut think);
+        }
         self.think_on_cpu(w, think);
+    }
+
+    /// `cpu_model=kernel`: a synced append stamps its file (`xfs_file_write_checks`) before it
+    /// copies its data, as the kernel's `write` does (traced: docs/kernel.md).
+    fn stamp_first(&self, w: TaskId) -> bool {
+        self.kernel_threads_on_cpus() && self.synced_append(w)
+    }
+
+    /// A synced append's data goes to the page cache, then to the device.
+    fn append_copy(&mut self, w: TaskId) {
+        if !self.stamp_first(w) {
+            return self.fsync_start(w);
+        }
+        // A writer's first append has drawn none yet (it started without a think).
+        let copy = match std::mem::take(&mut self.writers[w as usize].copy_ns) {
+            0 => self.draw_think(),
+            drawn => drawn,
+        };
+        self.writers[w as usize].state = WriterState::Copying;
+        self.think_on_cpu(w, copy)
     }
 
     /// Think time varies uniformly over [0.5, 1.5) of the mean so writers drift apart.
@@ -982,5 +1038,57 @@ impl Sim {
         wr.set_next_task(cpu, slice, think);
         self.cpus.charge(w, think);
         self.wake_at(self.now + idle + think, w);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::presets::find;
+    use crate::sim::{Sim, WriterState};
+    use crate::trace::{GrantEvent, TraceKind};
+    use std::collections::BTreeMap;
+
+    /// With `cpu_model=kernel` a synced append runs as the kernel's `write` and `fsync` do
+    /// (traced, docs/kernel.md): it stamps its file, then copies its data (its think) before
+    /// the data goes to the device; after its I/O completion converts the extent, the writer
+    /// itself must run again (woken, waiting for a CPU) before its fsync forces the log.
+    #[test]
+    fn a_synced_append_stamps_then_copies_and_forces_once_it_runs_again() {
+        let mut s = find("sync-append").unwrap();
+        for (k, v) in [("cpus", "2"), ("device", "vm-disk"), ("cpu_model", "kernel"), ("think", "300us")] {
+            s.set(k, v).unwrap();
+        }
+        let mut sim = Sim::new(&s).unwrap();
+        sim.set_keep_trace(true);
+        let mut committed: BTreeMap<u32, u64> = BTreeMap::new();
+        let (mut writes, mut runs_again) = (0, 0);
+        while sim.now() < 200 * crate::units::NS_PER_MS {
+            let Some(events) = sim.step() else { break };
+            let events = events.to_vec();
+            let woken = (0..s.writers).filter(|&w| sim.writer_state(w) == Some(WriterState::WritebackDone));
+            runs_again += woken.count();
+            for e in events {
+                let since = |c: &BTreeMap<u32, u64>| e.t_ns - c.get(&e.task).copied().unwrap_or(0);
+                match e.kind {
+                    TraceKind::Grant { event: GrantEvent::Ungrant, .. } => {
+                        committed.insert(e.task, e.t_ns);
+                    }
+                    TraceKind::DevSubmit { sector, read: false, .. }
+                        if e.task < s.writers && sector == sim.data_daddr(e.task) =>
+                    {
+                        writes += 1;
+                        assert!(
+                            since(&committed) >= 150_000,
+                            "writer {} wrote its data {} ns after stamping",
+                            e.task,
+                            since(&committed)
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+        assert!(writes > 500, "{writes} data writes");
+        assert!(runs_again > 100, "writers seen waking from their writeback: {runs_again}");
     }
 }
