@@ -136,19 +136,22 @@ impl CpuPool {
     /// derive that from lags and deadlines.
     pub fn enqueue_woken(&mut self, task: TaskId, ns: Ns, cpu: u32, woken_before: impl Fn(TaskId) -> bool) {
         let q = self.rq_of(cpu);
+        let Some(f) = &self.fair else {
+            let rq = &mut self.rqs[q];
+            let at = rq.tasks.iter().take_while(|&&(t, _)| woken_before(t)).count();
+            return rq.tasks.insert(at, (task, ns));
+        };
+        // Fair: a key no task's on any queue is below (a woken writer's is the floor less its
+        // credit at least), so no CPU pulls a writer ahead of it (`pick_next_task`); among
+        // equal keys, behind the kernel workers woken before it.
+        let floor = f.min_vruntime.saturating_sub(f.credit);
+        let key = self.rqs.iter().filter_map(|rq| rq.keys.front().copied()).fold(floor, Ns::min);
         let rq = &mut self.rqs[q];
-        let at = rq.tasks.iter().take_while(|&&(t, _)| woken_before(t)).count();
-        if let Some(f) = &self.fair {
-            // Its key keeps the queue in order (the one before it's, else no more than the
-            // first's) and no writer's is lower (a woken one's is the floor less its credit at
-            // least), so no other CPU pulls a writer ahead of it (`pick_next_task`).
-            let front = f.min_vruntime.saturating_sub(f.credit);
-            let key = match at {
-                0 => rq.keys.front().map_or(front, |&k| k.min(front)),
-                _ => rq.keys[at - 1],
-            };
-            rq.keys.insert(at, key);
+        let mut at = rq.keys.partition_point(|&k| k < key);
+        while at < rq.keys.len() && rq.keys[at] == key && woken_before(rq.tasks[at].0) {
+            at += 1;
         }
+        rq.keys.insert(at, key);
         rq.tasks.insert(at, (task, ns));
     }
 
@@ -321,8 +324,8 @@ mod tests {
         pool.charge(80, 9_000);
         pool.enqueue_woken(80, 2, c1, |t| t >= 80);
         assert_eq!(pool.pick_next_task(c1), Some((80, 2)));
-        // Then CPU 1 (its queue empty) takes CPU 0's first; with a writer of its own queued
-        // behind CPU 0's first by key, it pulls while CPU 0's is longer by two or more.
+        // With a writer of its own queued behind CPU 0's first by key, CPU 1 pulls CPU 0's
+        // first while CPU 0's queue is longer by two or more, then runs its own.
         pool.charge(20, 5_000);
         pool.enqueue_task(20, 3, c1);
         assert_eq!(pool.pick_next_task(c1), Some((11, 1)));

@@ -17,22 +17,34 @@ pub(super) fn why_blocked(sim: &Sim, w: TaskId) -> Vec<String> {
         WriterState::Stopped => {}
         WriterState::Thinking | WriterState::TxWork | WriterState::Copying | WriterState::WritebackDone => {
             if let Some(ahead) = sim.cpus.runnable_ahead(w) {
-                let running = if sim.pushers.iter().any(|p| p.cpu().is_some()) {
-                    "other writers' creates and the CIL push work"
-                } else {
-                    "other writers' creates"
+                let work = match sim.scenario.appends() {
+                    true => "other writers' appends",
+                    false => "other writers' creates",
+                };
+                let running = match sim.pushers.iter().any(|p| p.cpu().is_some()) {
+                    true => format!("{work} and the CIL push work"),
+                    false => work.to_string(),
                 };
                 why.push(format!(
                     "waiting for a CPU: all {} run {running} (cpus), {ahead} tasks queued ahead",
                     sim.cpus.ncpus()
                 ));
                 why.push(format!("on the CPUs now: {}", super::view::cpu_holders(sim)));
-                if wr.state() == WriterState::TxWork {
-                    let held = wr.ticket().map_or(0, |t| t.reserve_need());
-                    why.push(format!(
-                        "inside its transaction: it holds its log reservation ({} KiB) while it waits",
-                        held / 1024
-                    ));
+                match wr.state() {
+                    WriterState::TxWork => {
+                        let held = wr.ticket().map_or(0, |t| t.reserve_need());
+                        why.push(format!(
+                            "inside its transaction: it holds its log reservation ({} KiB) while it waits",
+                            held / 1024
+                        ));
+                    }
+                    WriterState::Copying => why.push(
+                        "its append's timestamp update is in the CIL; it copies the data into the page cache once it runs".into(),
+                    ),
+                    WriterState::WritebackDone => why.push(
+                        "its append is written and its extent converted; its fsync forces the log once it runs".into(),
+                    ),
+                    _ => {}
                 }
             }
         }
