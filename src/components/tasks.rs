@@ -64,7 +64,7 @@ pub fn tasks_panel(p: &TasksProps) -> Html {
             <h2>{ "tasks" }</h2>
             <p class="what">{ "Each writer is a task looping reserve → work → commit → (fsync); choose one to see what it is waiting for, and what that waits for." }
                 if p.view.cpus.is_some() { { " Below them, the CPU pool (cpus): the task on each CPU, kernel threads marked, and the tasks waiting runnable for one." } }
-                if p.view.cpus.as_ref().is_some_and(|c| !c.queued.is_empty()) { { " Each CPU has its own run queue (cpu_model=kernel): a woken push worker waits on its waker's CPU, other tasks on their own last one." } }
+                if p.view.cpus.as_ref().is_some_and(|c| !c.queued.is_empty()) { { " Each CPU has its own run queue (cpu_model=kernel): a woken push worker waits on its waker's CPU, other tasks on their own last one, and a woken kernel thread goes before the writers queued there." } }
             </p>
             <div class="task-grid">
                 { for p.view.writer_states.iter().enumerate().map(|(w, s)| {
