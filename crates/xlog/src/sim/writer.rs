@@ -1100,4 +1100,38 @@ mod tests {
         assert!(writes > 500, "{writes} data writes");
         assert!(steps_woken > 100, "steps with a writer woken from its writeback, waiting to run: {steps_woken}");
     }
+
+    /// `fsync-heavy`'s appends (`fsync_op=append`) log their timestamps only when the coarse
+    /// clock ticked: with `cpu_model=kernel` every append copies its data before its write,
+    /// whether its stamp was logged or not.
+    #[test]
+    fn every_synced_append_copies_before_its_write_logged_stamp_or_not() {
+        let mut s = find("fsync-heavy").unwrap();
+        for (k, v) in [("cpus", "2"), ("cpu_model", "kernel"), ("fsync_op", "append"), ("think", "100us")] {
+            s.set(k, v).unwrap();
+        }
+        let mut sim = Sim::new(&s).unwrap();
+        sim.set_keep_trace(true);
+        let mut copied = std::collections::BTreeSet::new();
+        let (mut writes, mut stamps) = (0, 0);
+        while sim.now() < 100 * crate::units::NS_PER_MS {
+            let Some(events) = sim.step() else { break };
+            let events = events.to_vec();
+            for e in events {
+                match e.kind {
+                    TraceKind::Grant { event: GrantEvent::Reserve, ticket, .. } if ticket.ocnt == 0 => stamps += 1,
+                    TraceKind::DevSubmit { sector, read: false, .. }
+                        if e.task < s.writers && sector == sim.data_daddr(e.task) =>
+                    {
+                        writes += 1;
+                        assert!(copied.remove(&e.task), "writer {} wrote an append it never copied", e.task);
+                    }
+                    _ => {}
+                }
+            }
+            copied.extend((0..s.writers).filter(|&w| sim.writer_state(w) == Some(WriterState::Copying)));
+        }
+        // Some appends stamped (a tick passed), most did not.
+        assert!(writes > 100 && stamps > 0 && stamps < writes / 2, "{writes} writes, {stamps} stamps");
+    }
 }
