@@ -64,6 +64,8 @@ pub struct Counters {
     pub push_time_ns: [u64; 6],
     /// `cpu_model=kernel`: the I/O completion workers' time on a CPU, and runnable waiting for one.
     pub ioend_time_ns: [u64; 2],
+    /// `cpu_model=kernel`: the log's I/O completion work's time on a CPU, and runnable waiting.
+    pub ioend_log_time_ns: [u64; 2],
     /// `cpu_model=kernel`: xfsaild's time on a CPU of the pool, and runnable waiting for one.
     pub aild_time_ns: [u64; 2],
     pub events: u64,
@@ -111,6 +113,7 @@ impl Default for Counters {
             push_run_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"),
             push_time_ns: [0; 6],
             ioend_time_ns: [0; 2],
+            ioend_log_time_ns: [0; 2],
             aild_time_ns: [0; 2],
             events: 0,
         }
@@ -221,6 +224,11 @@ pub struct Metrics {
     /// and runnable waiting for one (`kernel run`'s `kernel_threads.ioend_completion`).
     pub ioend_ms_cpu: f64,
     pub ioend_ms_cpu_wait: f64,
+    /// `cpu_model=kernel`: the log's I/O completion work (`xlog_ioend_work`: iclog completions
+    /// and checkpoints' callbacks) on a CPU, and runnable waiting for one (`kernel run`'s
+    /// `kernel_threads.iclog_completion`).
+    pub iclog_ioend_ms_cpu: f64,
+    pub iclog_ioend_ms_cpu_wait: f64,
     /// `cpu_model=kernel`: xfsaild on a CPU (its passes' writeback), and runnable waiting for
     /// one (`kernel run`'s `kernel_threads.xfsaild`).
     pub xfsaild_ms_cpu: f64,
@@ -298,6 +306,8 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("cil_push_ms_cpu_wait", "ms"),
             ("ioend_ms_cpu", "ms"),
             ("ioend_ms_cpu_wait", "ms"),
+            ("iclog_ioend_ms_cpu", "ms"),
+            ("iclog_ioend_ms_cpu_wait", "ms"),
             ("xfsaild_ms_cpu", "ms"),
             ("xfsaild_ms_cpu_wait", "ms"),
         ],

@@ -1,6 +1,8 @@
-//! The CIL's push workqueue (`m_cil_workqueue` and a context's `xc_push_work`): whether a push
-//! work is queued and since when, how many have been queued, and the log forces waiting in
-//! `flush_workqueue` for the works queued before them. Changed only through these methods.
+//! The log's workqueues. The CIL's push workqueue (`m_cil_workqueue` and a context's
+//! `xc_push_work`): whether a push work is queued and since when, how many have been queued,
+//! and the log forces waiting in `flush_workqueue` for the works queued before them. The log's
+//! I/O completion work (`l_ioend_workqueue`, `xlog_ioend_work`) with `cpu_model=kernel`.
+//! Changed only through these methods.
 
 use crate::units::{Ns, TaskId};
 use std::collections::VecDeque;
@@ -58,5 +60,80 @@ impl CilWorkqueue {
 
     pub fn pop_flush_waiter(&mut self) {
         self.flush_waiters.pop_front();
+    }
+}
+
+/// The log's I/O completion work on the CPU pool (`cpu_model=kernel`): the iclogs whose writes
+/// are done and wait for it, the iclog whose callbacks it runs now (with its checkpoints), the
+/// CPU it holds, the one it last ran on, and since when it has waited runnable for one.
+/// Model: one worker takes the done iclogs in the order they completed (the kernel queues each
+/// iclog's own work on the CPU its completion came in on, a high-priority queue; their
+/// callbacks run in ring order, one iclog at a time, under `l_icloglock`).
+#[derive(Clone, Debug, Default)]
+pub struct IoendWork {
+    done: VecDeque<usize>,
+    running: Option<(usize, Vec<u32>)>,
+    cpu: Option<u32>,
+    last_cpu: u32,
+    runnable_since: Option<Ns>,
+}
+
+impl IoendWork {
+    /// `queue_work` from `xlog_end_io`: iclog `i`'s write is done. True when the worker was
+    /// asleep and now needs a CPU (a running or runnable one takes the iclog in turn).
+    pub fn queue_work(&mut self, i: usize) -> bool {
+        self.done.push_back(i);
+        self.cpu.is_none() && self.runnable_since.is_none()
+    }
+
+    /// The next iclog whose write is done, taken.
+    pub fn next_done(&mut self) -> Option<usize> {
+        self.done.pop_front()
+    }
+
+    /// It runs iclog `i`'s callbacks (checkpoints `cbs`) on its CPU.
+    pub fn run_callbacks(&mut self, i: usize, cbs: Vec<u32>) {
+        self.running = Some((i, cbs));
+    }
+
+    /// The callbacks whose CPU time is over, taken.
+    pub fn take_running(&mut self) -> Option<(usize, Vec<u32>)> {
+        self.running.take()
+    }
+
+    /// It waits runnable for a CPU of the pool from `now`.
+    pub fn wait_for_cpu(&mut self, now: Ns) {
+        self.runnable_since = Some(now);
+    }
+
+    /// It runs on `cpu` from `now`; returns how long it waited runnable.
+    pub fn got_cpu(&mut self, now: Ns, cpu: u32) -> Ns {
+        self.cpu = Some(cpu);
+        self.last_cpu = cpu;
+        now - self.runnable_since.take().unwrap_or(now)
+    }
+
+    /// The CPU it holds, given up: it sleeps.
+    pub fn take_cpu(&mut self) -> Option<u32> {
+        self.cpu.take()
+    }
+
+    pub fn cpu(&self) -> Option<u32> {
+        self.cpu
+    }
+    pub fn last_cpu(&self) -> u32 {
+        self.last_cpu
+    }
+    /// The iclog whose callbacks it runs now.
+    pub fn running_iclog(&self) -> Option<usize> {
+        self.running.as_ref().map(|(i, _)| *i)
+    }
+    /// Iclog `i`'s write is done and waits for the worker.
+    pub fn waits(&self, i: usize) -> bool {
+        self.done.contains(&i)
+    }
+    /// It waits runnable for a CPU.
+    pub fn runnable(&self) -> bool {
+        self.runnable_since.is_some()
     }
 }

@@ -179,6 +179,7 @@ const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("ail.rs", "Ail"),
     ("ail.rs", "Xfsaild"),
     ("workqueue.rs", "CilWorkqueue"),
+    ("workqueue.rs", "IoendWork"),
     ("cpupool.rs", "CpuPool"),
     ("agi.rs", "AgiLocks"),
     ("device/mod.rs", "Device"),

@@ -496,6 +496,8 @@ impl Sim {
             cil_push_ms_cpu_wait: ms(c.push_time_ns[5]),
             ioend_ms_cpu: ms(c.ioend_time_ns[0]),
             ioend_ms_cpu_wait: ms(c.ioend_time_ns[1]),
+            iclog_ioend_ms_cpu: ms(c.ioend_log_time_ns[0]),
+            iclog_ioend_ms_cpu_wait: ms(c.ioend_log_time_ns[1]),
             xfsaild_ms_cpu: ms(c.aild_time_ns[0]),
             xfsaild_ms_cpu_wait: ms(c.aild_time_ns[1]),
             reservation_overruns: self.monitor.reservation_overruns,

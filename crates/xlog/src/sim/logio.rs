@@ -229,11 +229,11 @@ impl Sim {
         }
         self.emit(TASK_IOEND, TraceKind::DevComplete { dev: dev as u8, id });
         match IoTag::unpack(req.tag) {
-            IoTag::Iclog(i) => {
-                if self.log.iclog_io_done(i) {
-                    self.iclog_done(i);
-                }
-            }
+            IoTag::Iclog(i) if self.log.iclog_io_done(i) => match self.kernel_threads_on_cpus() {
+                true => self.xlog_ioend_queue(i),
+                false => self.iclog_done(i),
+            },
+            IoTag::Iclog(_) => {}
             IoTag::IclogDataFlush(i) => {
                 let (task, rec, flags) = self.pending_records[i].take().expect("record waits for the data flush");
                 self.submit_record(task, i, rec, flags);
@@ -251,35 +251,123 @@ impl Sim {
 
     /// `xlog_state_done_syncing` and `xlog_state_do_callback`: ring-order completion.
     fn iclog_done(&mut self, i: usize) {
+        self.xlog_state_done_syncing(i);
+        while let Some(j) = self.log.next_callback_iclog() {
+            self.trace_iclog(TASK_IOEND, IclogEvent::Callback, j);
+            let cbs = self.log.xlog_take_callbacks(j);
+            self.xlog_state_do_iclog_callbacks(j, cbs);
+        }
+        self.xlog_ioend_done();
+    }
+
+    /// `xlog_state_done_syncing`: iclog `i` is written; its `ic_write_wait` sleepers wake.
+    fn xlog_state_done_syncing(&mut self, i: usize) {
         let write_waiters = self.log.xlog_state_done_syncing(i);
         self.trace_iclog(TASK_IOEND, IclogEvent::SyncDone, i);
         for t in write_waiters {
             self.wake(t);
         }
-        while let Some(j) = self.log.next_callback_iclog() {
-            self.trace_iclog(TASK_IOEND, IclogEvent::Callback, j);
-            let cbs = self.log.xlog_take_callbacks(j);
-            let had = !cbs.is_empty();
-            for c in cbs {
-                self.check_checkpoint_stable(c, j);
-                self.xlog_cil_committed(c);
-            }
-            if had {
-                self.grant_push_ail(0);
-            }
-            self.trace_iclog(TASK_IOEND, IclogEvent::Clean, j);
-            for a in self.log.xlog_state_clean_iclog(j) {
-                self.trace_iclog(TASK_IOEND, IclogEvent::Activate, a);
-            }
-            for t in self.log.xlog_force_wait_wake(j) {
-                self.wake(t);
-            }
+    }
+
+    /// Iclog `j`'s callbacks (checkpoints `cbs`), then it is clean: iclogs from the head
+    /// become active, and its force waiters wake.
+    fn xlog_state_do_iclog_callbacks(&mut self, j: usize, cbs: Vec<u32>) {
+        let had = !cbs.is_empty();
+        for c in cbs {
+            self.check_checkpoint_stable(c, j);
+            self.xlog_cil_committed(c);
         }
+        if had {
+            self.grant_push_ail(0);
+        }
+        self.trace_iclog(TASK_IOEND, IclogEvent::Clean, j);
+        for a in self.log.xlog_state_clean_iclog(j) {
+            self.trace_iclog(TASK_IOEND, IclogEvent::Activate, a);
+        }
+        for t in self.log.xlog_force_wait_wake(j) {
+            self.wake(t);
+        }
+    }
+
+    /// The end of a completion's callbacks: the tail moves on, and those waiting for log
+    /// space or for an iclog wake.
+    fn xlog_ioend_done(&mut self) {
         self.assign_tail(TASK_IOEND);
         self.xfs_log_space_wake();
         for t in self.log.xlog_flush_wait_wake() {
             self.wake(t);
         }
+    }
+
+    /// `xlog_end_io` with `cpu_model=kernel`: iclog `i`'s completion work is queued, and the
+    /// worker, asleep, wakes: on an idle CPU (woken by the completion's interrupt there), else
+    /// runnable in front of the writers, the one running there to give it the CPU at its next
+    /// preemption point (`xfs-log` is a high-priority workqueue: its runs were never seen
+    /// runnable for long, docs/kernel.md).
+    /// Model: it wakes on the CPU it last ran on.
+    fn xlog_ioend_queue(&mut self, i: usize) {
+        if !self.ioend.queue_work(i) {
+            return;
+        }
+        let last = self.ioend.last_cpu();
+        match self.cpus.select_idle_cpu(last) {
+            Some(cpu) => {
+                self.ioend.got_cpu(self.now, cpu);
+                let idle = self.idle_wake(super::writer::IdleWake::Kworker { remote: false });
+                self.wake_at(self.now + idle, TASK_IOEND);
+            }
+            None => {
+                self.ioend.wait_for_cpu(self.now);
+                self.kworker_runnable(TASK_IOEND, 0, last);
+                self.resched_curr(last);
+            }
+        }
+    }
+
+    /// The CPU pool gives the completion worker `cpu`: it runs at this instant.
+    pub(super) fn xlog_ioend_granted(&mut self, cpu: u32) {
+        self.counters.ioend_log_time_ns[1] += self.ioend.got_cpu(self.now, cpu);
+        self.wake(TASK_IOEND);
+    }
+
+    /// `xlog_ioend_work` on its CPU (`cpu_model=kernel`): the callbacks whose CPU time is over
+    /// take effect; then the next iclog ready for callbacks in ring order takes its CPU time
+    /// (`XLOG_IOEND_NS`, and `XLOG_IOEND_NS_PER_ITEM` a log item of its checkpoints), taking
+    /// the done iclogs in turn; with none left the worker sleeps and gives its CPU up.
+    /// Model: an iclog's callbacks take effect together at the end of their CPU time (the
+    /// kernel puts items in the AIL in batches of 32 as it goes), and the tail and the space
+    /// waiters are seen to after each iclog's.
+    pub(super) fn xlog_ioend_work(&mut self) {
+        use super::sched::{XLOG_IOEND_NS, XLOG_IOEND_NS_PER_ITEM};
+        if let Some((j, cbs)) = self.ioend.take_running() {
+            self.xlog_state_do_iclog_callbacks(j, cbs);
+            self.xlog_ioend_done();
+        }
+        loop {
+            if let Some(j) = self.log.next_callback_iclog() {
+                self.trace_iclog(TASK_IOEND, IclogEvent::Callback, j);
+                let cbs = self.log.xlog_take_callbacks(j);
+                let items: usize = cbs.iter().map(|&c| self.checkpoint_items(c)).sum();
+                let ns = XLOG_IOEND_NS + XLOG_IOEND_NS_PER_ITEM * items as u64;
+                self.ioend.run_callbacks(j, cbs);
+                self.counters.ioend_log_time_ns[0] += ns;
+                self.cpus.charge(TASK_IOEND, ns);
+                return self.wake_at(self.now + ns, TASK_IOEND);
+            }
+            match self.ioend.next_done() {
+                Some(i) => self.xlog_state_done_syncing(i),
+                None => break,
+            }
+        }
+        if let Some(cpu) = self.ioend.take_cpu() {
+            self.cpu_release(cpu);
+        }
+    }
+
+    /// Log items in checkpoint `c`'s committing context.
+    fn checkpoint_items(&self, c: u32) -> usize {
+        let seq = self.history.get(c).expect("a completing checkpoint is never folded").sequence;
+        self.cil.committing().iter().find(|x| x.sequence() == seq).map_or(0, |x| x.items().len())
     }
 
     /// Tells the monitor a checkpoint completes: its log blocks end with the commit iclog.
@@ -387,7 +475,13 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
+    use super::super::sched::{XLOG_IOEND_NS, XLOG_IOEND_NS_PER_ITEM};
     use crate::format::{self, rh};
+    use crate::presets::find;
+    use crate::scenario::Duration;
+    use crate::sim::Sim;
+    use crate::trace::{IclogEvent, TraceKind};
+    use crate::units::NS_PER_MS;
     use crate::units::{BBSIZE, XLOG_HEADER_MAGIC_NUM};
 
     #[test]
@@ -419,5 +513,49 @@ mod tests {
         assert!(checked > 10, "{checked} records");
         // log_region settles a copy: the unsettled run reads the same.
         assert_eq!(before.log_region(), log);
+    }
+
+    /// With `cpu_model=kernel` an iclog's completion work runs its callbacks on a CPU before
+    /// the iclog is clean: `XLOG_IOEND_NS`, and `XLOG_IOEND_NS_PER_ITEM` for each log item its
+    /// checkpoints put in the AIL (one `AilInsert` each); by default it is clean at once.
+    #[test]
+    fn an_iclogs_callbacks_take_cpu_time_before_it_is_clean_with_the_kernel_cpu_model() {
+        for kernel in [true, false] {
+            let mut s = find("fsmark-create").unwrap();
+            s.set("cpus", "2").unwrap();
+            s.set("cpu_model", if kernel { "kernel" } else { "writers" }).unwrap();
+            s.duration = Duration(400 * NS_PER_MS);
+            let mut sim = Sim::new(&s).unwrap();
+            let (mut began, mut inserted) = (None, 0u64);
+            let (mut cleaned, mut items) = (0, 0);
+            while let Some(events) = sim.step() {
+                for e in events {
+                    match e.kind {
+                        TraceKind::Iclog { event: IclogEvent::Callback, iclog, .. } => {
+                            assert!(began.is_none(), "one iclog's callbacks at a time");
+                            (began, inserted) = (Some((iclog, e.t_ns)), 0);
+                        }
+                        TraceKind::AilInsert { .. } => inserted += 1,
+                        TraceKind::Iclog { event: IclogEvent::Clean, iclog, .. } => {
+                            let (i, t0) = began.take().expect("callbacks before clean");
+                            assert_eq!(i, iclog);
+                            let cpu = if kernel { XLOG_IOEND_NS + XLOG_IOEND_NS_PER_ITEM * inserted } else { 0 };
+                            assert_eq!(e.t_ns - t0, cpu, "kernel={kernel}: iclog {i}, {inserted} items");
+                            (cleaned, items) = (cleaned + 1, items + inserted);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            assert!(cleaned > 100 && items > 10_000, "kernel={kernel}: {cleaned} iclogs, {items} items");
+            let m = sim.metrics();
+            let want =
+                if kernel { (XLOG_IOEND_NS * cleaned + XLOG_IOEND_NS_PER_ITEM * items) as f64 / 1e6 } else { 0.0 };
+            assert!(
+                (m.iclog_ioend_ms_cpu - want).abs() < 1.0,
+                "kernel={kernel}: {} ms, want {want}",
+                m.iclog_ioend_ms_cpu
+            );
+        }
     }
 }

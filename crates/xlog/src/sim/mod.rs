@@ -44,7 +44,7 @@ use crate::profile::profile_for;
 use crate::scenario::{CilSpace, CpuModel, Scenario};
 use crate::trace::TraceEvent;
 use crate::units::{format_size, Ns, TaskId, BBSIZE};
-use crate::workqueue::CilWorkqueue;
+use crate::workqueue::{CilWorkqueue, IoendWork};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
@@ -64,7 +64,7 @@ pub use writer::WriterState;
 use aild::LOG_WORKER_PERIOD;
 use monitor::Monitor;
 use tags::IoTag;
-use tasks::{pusher_of, TASK_XFSAILD};
+use tasks::{pusher_of, TASK_IOEND, TASK_XFSAILD};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Event {
@@ -110,6 +110,8 @@ pub struct Sim {
     pushers: Vec<push::Pusher>,
     /// The CIL push workqueue: pending work, its numbering, `flush_workqueue` waiters.
     cil_wq: CilWorkqueue,
+    /// `cpu_model=kernel`: the log's I/O completion work on the CPU pool.
+    ioend: IoendWork,
     items: Vec<Item>,
     ialloc: workload::InodeAlloc,
     /// The file system's AGs (mkfs's count for `fs_size`, or `agcount`).
@@ -210,6 +212,7 @@ impl Sim {
             writers,
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
             cil_wq: CilWorkqueue::default(),
+            ioend: IoendWork::default(),
             ialloc,
             agcount: crate::agi::mkfs_agcount(scenario),
             items,
@@ -296,6 +299,7 @@ impl Sim {
         };
         match ev {
             Event::TaskRun(tasks::TASK_XFSAILD) => self.xfsaild_cpu_done(),
+            Event::TaskRun(TASK_IOEND) => self.xlog_ioend_work(),
             Event::TaskRun(task) => match pusher_of(task) {
                 Some(k) => self.pusher_run(k),
                 None => self.writer_run(task),
@@ -326,7 +330,8 @@ impl Sim {
     /// before it (with `cpu_model=kernel`, on `cpu`'s queue).
     pub(super) fn kworker_runnable(&mut self, t: TaskId, ns: Ns, cpu: u32) {
         let writers = &self.writers;
-        let kworker = |t: TaskId| t == TASK_XFSAILD || writers.get(t as usize).is_some_and(|wr| wr.ioend_ran());
+        let kworker =
+            |t| matches!(t, TASK_XFSAILD | TASK_IOEND) || writers.get(t as usize).is_some_and(|w| w.ioend_ran());
         self.cpus.enqueue_woken(t, ns, cpu, |t| pusher_of(t).is_some() || kworker(t));
         self.check_preempt_wakeup(cpu);
     }
@@ -337,6 +342,7 @@ impl Sim {
             match pusher_of(t) {
                 Some(k) => self.push_granted(k, cpu, ns),
                 None if t == TASK_XFSAILD => self.xfsaild_granted(cpu),
+                None if t == TASK_IOEND => self.xlog_ioend_granted(cpu),
                 None => self.run_on(cpu, t, ns),
             }
         }

@@ -100,6 +100,9 @@ pub enum CpuTask {
     IoEnd(TaskId),
     PushWorker(u32),
     Xfsaild,
+    /// The log's I/O completion work (`xlog_ioend_work`: iclog completions, checkpoints'
+    /// callbacks; `cpu_model=kernel`).
+    LogIoEnd,
 }
 
 impl std::fmt::Display for CpuTask {
@@ -109,6 +112,7 @@ impl std::fmt::Display for CpuTask {
             CpuTask::IoEnd(w) => write!(f, "writer {w}'s I/O completion"),
             CpuTask::PushWorker(k) => write!(f, "push worker {k}"),
             CpuTask::Xfsaild => write!(f, "xfsaild"),
+            CpuTask::LogIoEnd => write!(f, "the log's I/O completion"),
         }
     }
 }
@@ -133,6 +137,7 @@ fn cpu_task(sim: &Sim, t: TaskId) -> CpuTask {
     match super::tasks::pusher_of(t) {
         Some(k) => CpuTask::PushWorker(k),
         None if t == super::tasks::TASK_XFSAILD => CpuTask::Xfsaild,
+        None if t == super::tasks::TASK_IOEND => CpuTask::LogIoEnd,
         None if sim.writers.get(t as usize).is_some_and(|w| w.ioend_ran()) => CpuTask::IoEnd(t),
         None => CpuTask::Writer(t),
     }
@@ -160,6 +165,9 @@ pub(super) fn cpus_view(sim: &Sim) -> Option<CpusView> {
     }
     if let Some(cpu) = sim.aild.cpu() {
         put(cpu, CpuTask::Xfsaild);
+    }
+    if let Some(cpu) = sim.ioend.cpu() {
+        put(cpu, CpuTask::LogIoEnd);
     }
     let runnable_total = sim.cpus.runnable().count();
     let runnable = sim.cpus.runnable().take(VIEW_LIST_MAX).map(|t| cpu_task(sim, t)).collect();

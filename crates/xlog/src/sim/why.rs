@@ -3,7 +3,7 @@
 //! iclog's write). Read-only; the lab shows it for a selected task.
 
 use super::tags::IoTag;
-use super::tasks::pusher_task;
+use super::tasks::{pusher_task, TASK_IOEND};
 use super::{PushState, Sim, WriterState};
 use crate::device::IoKind;
 use crate::iclog::IclogState;
@@ -213,12 +213,24 @@ fn why_push(sim: &Sim, why: &mut Vec<String>) {
             sim.log.l_iclog(),
             sim.log.head_iclog().state().kernel_name()
         ));
+        why_iclog(sim, sim.log.l_iclog(), why);
     }
 }
 
 /// Where an iclog is on its way to disk.
 fn why_iclog(sim: &Sim, i: usize, why: &mut Vec<String>) {
     let ic = sim.log.iclog(i);
+    if sim.ioend.running_iclog() == Some(i) {
+        let cpu = sim.ioend.cpu().map_or(String::new(), |c| format!(" on CPU {c}"));
+        return why.push(format!("the log's I/O completion runs iclog {i}'s callbacks{cpu}"));
+    }
+    if sim.ioend.waits(i) {
+        let wait = match sim.ioend.runnable() {
+            true => format!("waits for a CPU held by {}", super::view::cpu_holders_for(sim, TASK_IOEND)),
+            false => "runs the iclogs done before it".into(),
+        };
+        return why.push(format!("iclog {i}'s write is done; the log's I/O completion work {wait}"));
+    }
     let s = match ic.state() {
         IclogState::Active | IclogState::WantSync if ic.refcnt() > 0 => {
             format!("iclog {i} is {} with {} references still copying in", ic.state().kernel_name(), ic.refcnt())
@@ -399,5 +411,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// With `cpu_model=kernel` a chain that ends at an iclog whose completion runs its
+    /// checkpoint's callbacks on a CPU says so.
+    #[test]
+    fn a_push_waiting_for_an_iclog_is_told_its_callbacks_run_on_a_cpu() {
+        let mut s = find("cil-throttle-32mb").unwrap();
+        for (k, v) in [("cpus", "2"), ("cpu_model", "kernel")] {
+            s.set(k, v).unwrap();
+        }
+        s.duration = crate::scenario::Duration(2 * crate::units::NS_PER_SEC);
+        let mut sim = Sim::new(&s).unwrap();
+        let told = (1..20_000).find_map(|t| {
+            sim.run_until(t * 100 * crate::units::NS_PER_US);
+            (0..s.writers).map(|w| sim.why_blocked(w)).find(|why| {
+                why.iter()
+                    .any(|l| l.starts_with("the log's I/O completion runs iclog") && l.contains("callbacks on CPU"))
+            })
+        });
+        let why = told.expect("a checkpoint's callbacks hold a CPU while a writer waits on the push");
+        assert!(why.iter().any(|l| l.starts_with("l_flush_wait: no ACTIVE iclog")), "{why:?}");
     }
 }

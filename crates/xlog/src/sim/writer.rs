@@ -291,6 +291,7 @@ impl Sim {
                 if self.exit_to_user_mode(w) {
                     return;
                 }
+                self.syscall_returned(w);
                 self.start_tx(w);
                 self.writer_cpu_settle(w)
             }
@@ -845,8 +846,10 @@ impl Sim {
         let lat = (self.now - wr.tx_start).max(1);
         wr.state = WriterState::Thinking;
         self.counters.transactions += 1;
-        if kernel && !work_in_tx && !wr.holding {
-            // Woken without a CPU: the system call returns once it runs (`run_on_after`).
+        if kernel && (work_in_tx || !wr.holding) {
+            // Woken without a CPU, or about to return to user space, where it may be
+            // preempted: the system call returns once it runs (`run_on_after`,
+            // `syscall_returned`), as the kernel's writers time their operations.
             wr.latency_from = Some(wr.tx_start);
         } else {
             self.counters.latency_ns.saturating_record(lat);
@@ -941,6 +944,22 @@ impl Sim {
         let Some(curr) = self.writers.iter().position(|wr| wr.on_cpu() == Some(cpu)) else { return };
         if self.cpus.wakeup_preempts(cpu, curr as TaskId) {
             self.writers[curr].set_need_resched();
+        }
+    }
+
+    /// A high-priority kernel worker (nice -20: the log's I/O completion work) woken onto
+    /// `cpu`'s queue: the writer running there gives the CPU up at its next preemption point.
+    pub(super) fn resched_curr(&mut self, cpu: u32) {
+        if let Some(wr) = self.writers.iter_mut().find(|wr| wr.on_cpu() == Some(cpu)) {
+            wr.set_need_resched();
+        }
+    }
+
+    /// Writer `w` returned to user space on its CPU without being preempted: the operation it
+    /// finished ends now, if it has not been counted yet.
+    fn syscall_returned(&mut self, w: TaskId) {
+        if let Some(t0) = self.writers[w as usize].latency_from.take() {
+            self.counters.latency_ns.saturating_record((self.now - t0).max(1));
         }
     }
 
