@@ -303,7 +303,7 @@ fn print_side(title: &str, v: &Value) {
             println!("  {k:<28} {x}");
         }
     }
-    for k in ["checkpoint_patterns", "cil_push_work"] {
+    for k in ["checkpoint_patterns", "cil_push_work", "kernel_threads"] {
         if let Some(p) = v.get(k) {
             println!("  {k:<28} {p}");
         }
@@ -382,7 +382,34 @@ pub fn model_run(s: &Scenario) -> Result<Value, String> {
     out.insert("cil_push_work".into(), Value::Object(push));
     let pairs = appends::AppendPairs { pairs: typed.append_tx_pairs, split: typed.append_pairs_split };
     out.insert("append_checkpoints".into(), json!(synced_appends(s).then_some(pairs)));
+    out.insert("kernel_threads".into(), model_kernel_threads(s, &typed));
     Ok(Value::Object(out))
+}
+
+/// The kernel side's `kernel_threads` (on a CPU, runnable), from the model's metrics: with
+/// `cpu_model=kernel` on a pool, where its kernel threads take CPU time; null otherwise.
+fn model_kernel_threads(s: &Scenario, m: &xlog::Metrics) -> Value {
+    if s.cpu_model != xlog::CpuModel::Kernel || s.cpus == 0 {
+        return Value::Null;
+    }
+    let side = |cpu: f64, runnable: f64| json!({ "cpu_ms": cpu, "runnable_ms": runnable });
+    let mut ic = side(m.iclog_ioend_ms_cpu, m.iclog_ioend_ms_cpu_wait);
+    ic["iclog_writes"] = json!(m.iclog_writes);
+    ic["cpu_us_per_iclog_write"] = json!(1e3 * per_f(m.iclog_ioend_ms_cpu, m.iclog_writes));
+    json!({
+        "cil_push": side(m.cil_push_ms_cpu, m.cil_push_ms_cpu_wait),
+        "iclog_completion": ic,
+        "ioend_completion": side(m.ioend_ms_cpu, m.ioend_ms_cpu_wait),
+        "xfsaild": side(m.xfsaild_ms_cpu, m.xfsaild_ms_cpu_wait),
+    })
+}
+
+fn per_f(a: f64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a / b as f64
+    }
 }
 
 /// Removes a directory however the caller ends.
@@ -980,6 +1007,26 @@ mod tests {
         assert!(p.split > 0 && p.split < p.pairs, "{p:?}");
         let none = model_run(&xlog::find_preset("small-crash").unwrap()).unwrap();
         assert_eq!(none["append_checkpoints"], Value::Null);
+    }
+
+    /// With `cpu_model=kernel` the model's side reports its kernel threads' CPU time in the
+    /// kernel side's shape (the iclog completions' per iclog write too); by default, null.
+    #[test]
+    fn the_models_kernel_threads_are_reported_as_the_kernels_are() {
+        let mut s = xlog::find_preset("sync-append").unwrap();
+        for (k, v) in [("duration", "300ms"), ("cpus", "2"), ("cpu_model", "kernel")] {
+            s.set(k, v).unwrap();
+        }
+        let m = model_run(&s).unwrap();
+        let ic = &m["kernel_threads"]["iclog_completion"];
+        let (cpu_ms, writes) = (ic["cpu_ms"].as_f64().unwrap(), m["iclog_writes"].as_f64().unwrap());
+        assert!(cpu_ms > 0.0 && writes > 0.0, "{m}");
+        assert!((ic["cpu_us_per_iclog_write"].as_f64().unwrap() - 1e3 * cpu_ms / writes).abs() < 1e-6, "{ic}");
+        for t in ["cil_push", "ioend_completion"] {
+            assert!(m["kernel_threads"][t]["cpu_ms"].as_f64().unwrap() > 0.0, "{t}: {m}");
+        }
+        s.set("cpu_model", "writers").unwrap();
+        assert_eq!(model_run(&s).unwrap()["kernel_threads"], Value::Null);
     }
 
     /// The throttle's bursts: the model's `xfs_log_cil_wait` lines are read by the kernel's

@@ -40,9 +40,11 @@ pub(super) const XFS_END_IO_NS: Ns = 6_700;
 /// callbacks: `xfs_trans_committed_bulk` puts each in the AIL and unpins it, then the context is
 /// freed). Measured on this machine's 6.18 (1 s of `workqueue_execute_*`, `sched_switch` and
 /// `xfs_ail_insert`/`_move` during each of `kernel run --preset cil-throttle-rhythm`,
-/// `fsmark-create` and `sync-append` with `device=vm-disk cpus=2`, docs/kernel.md): an iclog with
-/// no callbacks 2-3 us at the median; 121.0 ms over the 192 runs that put 168,251 items in the
-/// AIL (0.72 us an item; runs of up to 33,518 items ran 24 ms without leaving their CPU).
+/// `fsmark-create` and `sync-append` with `device=vm-disk cpus=2`, docs/kernel.md): 121.0 ms over
+/// the 192 runs that put 168,251 items in the AIL (0.72 us an item; runs of up to 33,518 items
+/// ran 24 ms without leaving their CPU); an iclog without callbacks 2-3 us at the median on the
+/// create runs (20 us on `sync-append`, whose completions wake the writers waiting on their
+/// iclogs: those wakeups cost nothing here).
 /// Model: one cost per item, where small checkpoints cost more an item (about 1.3 us at 20-60).
 pub(super) const XLOG_IOEND_NS: Ns = 3_000;
 pub(super) const XLOG_IOEND_NS_PER_ITEM: Ns = 720;

@@ -213,7 +213,9 @@ fn why_push(sim: &Sim, why: &mut Vec<String>) {
             sim.log.l_iclog(),
             sim.log.head_iclog().state().kernel_name()
         ));
-        why_iclog(sim, sim.log.l_iclog(), why);
+        if sim.kernel_threads_on_cpus() {
+            why_iclog(sim, sim.log.l_iclog(), why);
+        }
     }
 }
 
@@ -227,7 +229,7 @@ fn why_iclog(sim: &Sim, i: usize, why: &mut Vec<String>) {
     if sim.ioend.waits(i) {
         let wait = match sim.ioend.runnable() {
             true => format!("waits for a CPU held by {}", super::view::cpu_holders_for(sim, TASK_IOEND)),
-            false => "runs the iclogs done before it".into(),
+            false => format!("takes it in turn on CPU {}", sim.ioend.cpu().unwrap_or(0)),
         };
         return why.push(format!("iclog {i}'s write is done; the log's I/O completion work {wait}"));
     }

@@ -846,10 +846,11 @@ impl Sim {
         let lat = (self.now - wr.tx_start).max(1);
         wr.state = WriterState::Thinking;
         self.counters.transactions += 1;
-        if kernel && (work_in_tx || !wr.holding) {
-            // Woken without a CPU, or about to return to user space, where it may be
-            // preempted: the system call returns once it runs (`run_on_after`,
-            // `syscall_returned`), as the kernel's writers time their operations.
+        if kernel {
+            // The system call returns to user space once the writer runs there: on its CPU
+            // now unless preempted on the way (`syscall_returned`), else when it next runs
+            // (`run_on_after`), as the kernel's writers time their operations.
+            // Model: a `tx_work=inside` writer woken without a CPU returns at once.
             wr.latency_from = Some(wr.tx_start);
         } else {
             self.counters.latency_ns.saturating_record(lat);
@@ -1013,6 +1014,10 @@ impl Sim {
         let wr = &mut self.writers[w as usize];
         // Its user-space work (`tx_work=before`) starts back in user space: preempted there.
         let at_user = wr.state == WriterState::Thinking && wr.take_need_resched();
+        if !at_user {
+            self.syscall_returned(w);
+        }
+        let wr = &mut self.writers[w as usize];
         if at_user || (wr.slice_used_up() && self.cpus.has_runnable(wr.task_cpu())) {
             let cpu = wr.yield_cpu();
             self.cpus.enqueue_task(w, think, cpu);
