@@ -1,5 +1,6 @@
 //! The Active Item List: committed items ordered by LSN, the log tail, and xfsaild's target.
 
+use crate::cpupool::KthreadCpu;
 use crate::units::{Lsn, Ns};
 use std::collections::VecDeque;
 
@@ -43,11 +44,9 @@ pub struct Xfsaild {
     log_flush: bool,
     /// `XFS_AIL_OPSTATE_PUSH_ALL` (6.11+): the next pass targets the AIL's newest item.
     push_all: bool,
-    /// `cpu_model=kernel`: the pool's CPU it holds (for its pass and the writeback it took
-    /// on), the one it last ran on, and since when it has waited runnable for one.
-    cpu: Option<u32>,
-    last_cpu: u32,
-    runnable_since: Option<Ns>,
+    /// `cpu_model=kernel`: its place on the pool (the CPU it holds for its pass and the
+    /// writeback it took on).
+    on_cpu: KthreadCpu,
 }
 
 impl Default for Xfsaild {
@@ -59,9 +58,7 @@ impl Default for Xfsaild {
             wake_lost: false,
             log_flush: false,
             push_all: false,
-            cpu: None,
-            last_cpu: 0,
-            runnable_since: None,
+            on_cpu: KthreadCpu::default(),
         }
     }
 }
@@ -152,32 +149,30 @@ impl Xfsaild {
 
     /// Its due pass waits runnable for a CPU of the pool from `now`.
     pub fn wait_for_cpu(&mut self, now: Ns) {
-        self.runnable_since = Some(now);
+        self.on_cpu.wait_for_cpu(now);
     }
 
     /// It runs on `cpu` from `now`: its due pass starts now (late by the wait, returned).
     pub fn got_cpu(&mut self, now: Ns, cpu: u32) -> Ns {
-        debug_assert!(self.cpu.is_none_or(|c| c == cpu), "xfsaild holds CPU {:?}, given {cpu}", self.cpu);
-        self.cpu = Some(cpu);
-        self.last_cpu = cpu;
+        let held = self.on_cpu.cpu();
+        debug_assert!(held.is_none_or(|c| c == cpu), "xfsaild holds CPU {held:?}, given {cpu}");
         self.next_pass = now;
-        now - self.runnable_since.take().unwrap_or(now)
+        self.on_cpu.got_cpu(now, cpu)
     }
 
-    /// The CPU it holds, given up.
-    pub fn take_cpu(&mut self) -> Option<u32> {
-        self.cpu.take()
+    /// Its place on the pool, to give its CPU up.
+    pub fn on_cpu_mut(&mut self) -> &mut KthreadCpu {
+        &mut self.on_cpu
     }
-
     pub fn cpu(&self) -> Option<u32> {
-        self.cpu
+        self.on_cpu.cpu()
     }
     pub fn last_cpu(&self) -> u32 {
-        self.last_cpu
+        self.on_cpu.last_cpu()
     }
     /// It waits runnable for a CPU of the pool.
     pub fn runnable(&self) -> bool {
-        self.runnable_since.is_some()
+        self.on_cpu.runnable()
     }
 
     pub fn idle(&self) -> bool {

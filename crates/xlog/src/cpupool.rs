@@ -18,6 +18,46 @@
 use crate::units::{Ns, TaskId};
 use std::collections::{BTreeMap, VecDeque};
 
+/// A kernel thread's place on the pool with `cpu_model=kernel` (xfsaild, the log's I/O
+/// completion work): the CPU it holds, the one it last ran on, and since when it has waited
+/// runnable for one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KthreadCpu {
+    cpu: Option<u32>,
+    last_cpu: u32,
+    runnable_since: Option<Ns>,
+}
+
+impl KthreadCpu {
+    /// It waits runnable for a CPU from `now`.
+    pub fn wait_for_cpu(&mut self, now: Ns) {
+        self.runnable_since = Some(now);
+    }
+
+    /// It runs on `cpu` from `now`; returns how long it waited runnable.
+    pub fn got_cpu(&mut self, now: Ns, cpu: u32) -> Ns {
+        self.cpu = Some(cpu);
+        self.last_cpu = cpu;
+        now - self.runnable_since.take().unwrap_or(now)
+    }
+
+    /// The CPU it holds, given up.
+    pub fn take_cpu(&mut self) -> Option<u32> {
+        self.cpu.take()
+    }
+
+    pub fn cpu(&self) -> Option<u32> {
+        self.cpu
+    }
+    pub fn last_cpu(&self) -> u32 {
+        self.last_cpu
+    }
+    /// It waits runnable for a CPU of the pool.
+    pub fn runnable(&self) -> bool {
+        self.runnable_since.is_some()
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct CpuPool {
     /// CPUs in the pool (0: no pool, each writer has a CPU of its own).

@@ -4,6 +4,7 @@
 //! I/O completion work (`l_ioend_workqueue`, `xlog_ioend_work`) with `cpu_model=kernel`.
 //! Changed only through these methods.
 
+use crate::cpupool::KthreadCpu;
 use crate::units::{Ns, TaskId};
 use std::collections::VecDeque;
 
@@ -64,8 +65,8 @@ impl CilWorkqueue {
 }
 
 /// The log's I/O completion work on the CPU pool (`cpu_model=kernel`): the iclogs whose writes
-/// are done and wait for it, the iclog whose callbacks it runs now (with its checkpoints), the
-/// CPU it holds, the one it last ran on, and since when it has waited runnable for one.
+/// are done and wait for it, the iclog whose callbacks it runs now (with its checkpoints), and
+/// its place on the pool.
 /// Model: one worker takes the done iclogs in the order they completed (the kernel queues each
 /// iclog's own work on the CPU its completion came in on, a high-priority queue; their
 /// callbacks run in ring order, one iclog at a time, under `l_icloglock`).
@@ -73,9 +74,7 @@ impl CilWorkqueue {
 pub struct IoendWork {
     done: VecDeque<usize>,
     running: Option<(usize, Vec<u32>)>,
-    cpu: Option<u32>,
-    last_cpu: u32,
-    runnable_since: Option<Ns>,
+    on_cpu: KthreadCpu,
 }
 
 impl IoendWork {
@@ -83,7 +82,7 @@ impl IoendWork {
     /// asleep and now needs a CPU (a running or runnable one takes the iclog in turn).
     pub fn queue_work(&mut self, i: usize) -> bool {
         self.done.push_back(i);
-        self.cpu.is_none() && self.runnable_since.is_none()
+        self.on_cpu.cpu().is_none() && !self.on_cpu.runnable()
     }
 
     /// The next iclog whose write is done, taken.
@@ -101,29 +100,14 @@ impl IoendWork {
         self.running.take()
     }
 
-    /// It waits runnable for a CPU of the pool from `now`.
-    pub fn wait_for_cpu(&mut self, now: Ns) {
-        self.runnable_since = Some(now);
+    /// Its place on the pool: the CPU it holds, the one it last ran on, whether it waits.
+    pub fn on_cpu(&self) -> &KthreadCpu {
+        &self.on_cpu
+    }
+    pub fn on_cpu_mut(&mut self) -> &mut KthreadCpu {
+        &mut self.on_cpu
     }
 
-    /// It runs on `cpu` from `now`; returns how long it waited runnable.
-    pub fn got_cpu(&mut self, now: Ns, cpu: u32) -> Ns {
-        self.cpu = Some(cpu);
-        self.last_cpu = cpu;
-        now - self.runnable_since.take().unwrap_or(now)
-    }
-
-    /// The CPU it holds, given up: it sleeps.
-    pub fn take_cpu(&mut self) -> Option<u32> {
-        self.cpu.take()
-    }
-
-    pub fn cpu(&self) -> Option<u32> {
-        self.cpu
-    }
-    pub fn last_cpu(&self) -> u32 {
-        self.last_cpu
-    }
     /// The iclog whose callbacks it runs now.
     pub fn running_iclog(&self) -> Option<usize> {
         self.running.as_ref().map(|(i, _)| *i)
@@ -131,9 +115,5 @@ impl IoendWork {
     /// Iclog `i`'s write is done and waits for the worker.
     pub fn waits(&self, i: usize) -> bool {
         self.done.contains(&i)
-    }
-    /// It waits runnable for a CPU.
-    pub fn runnable(&self) -> bool {
-        self.runnable_since.is_some()
     }
 }

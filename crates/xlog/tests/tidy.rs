@@ -181,6 +181,7 @@ const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("workqueue.rs", "CilWorkqueue"),
     ("workqueue.rs", "IoendWork"),
     ("cpupool.rs", "CpuPool"),
+    ("cpupool.rs", "KthreadCpu"),
     ("agi.rs", "AgiLocks"),
     ("device/mod.rs", "Device"),
     ("sim/writer.rs", "Writer"),

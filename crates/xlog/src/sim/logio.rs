@@ -318,15 +318,15 @@ impl Sim {
         if !self.ioend.queue_work(i) {
             return;
         }
-        let last = self.ioend.last_cpu();
+        let last = self.ioend.on_cpu().last_cpu();
         match self.cpus.select_idle_cpu(last) {
             Some(cpu) => {
-                self.ioend.got_cpu(self.now, cpu);
+                self.ioend.on_cpu_mut().got_cpu(self.now, cpu);
                 let idle = self.idle_wake(super::writer::IdleWake::Kworker { remote: false });
                 self.wake_at(self.now + idle, TASK_IOEND);
             }
             None => {
-                self.ioend.wait_for_cpu(self.now);
+                self.ioend.on_cpu_mut().wait_for_cpu(self.now);
                 self.kworker_runnable(TASK_IOEND, 0, last);
                 self.resched_curr(last);
             }
@@ -335,7 +335,7 @@ impl Sim {
 
     /// The CPU pool gives the completion worker `cpu`: it runs at this instant.
     pub(super) fn xlog_ioend_granted(&mut self, cpu: u32) {
-        self.counters.ioend_log_time_ns[1] += self.ioend.got_cpu(self.now, cpu);
+        self.counters.ioend_log_time_ns[1] += self.ioend.on_cpu_mut().got_cpu(self.now, cpu);
         self.wake(TASK_IOEND);
     }
 
@@ -349,7 +349,7 @@ impl Sim {
     /// waiters are seen to after each iclog's; the grant head's sleepers it wakes cost nothing.
     pub(super) fn xlog_ioend_work(&mut self) {
         use super::sched::{XLOG_IOEND_NS, XLOG_IOEND_NS_PER_ITEM, XLOG_IOEND_NS_PER_WAKEUP};
-        debug_assert!(self.ioend.cpu().is_some(), "the log's I/O completion runs on a CPU");
+        debug_assert!(self.ioend.on_cpu().cpu().is_some(), "the log's I/O completion runs on a CPU");
         let mut woken = 0;
         if let Some((j, cbs)) = self.ioend.take_running() {
             woken += self.xlog_state_do_iclog_callbacks(j, cbs);
@@ -377,7 +377,7 @@ impl Sim {
                 None => break,
             }
         }
-        if let Some(cpu) = self.ioend.take_cpu() {
+        if let Some(cpu) = self.ioend.on_cpu_mut().take_cpu() {
             self.cpu_release(cpu);
         }
     }

@@ -786,7 +786,7 @@ impl Sim {
         match pusher_of(t) {
             Some(k) => self.pushers[k as usize].cpu(),
             None if t == TASK_XFSAILD => self.aild.cpu(),
-            None if t == TASK_IOEND => self.ioend.cpu(),
+            None if t == TASK_IOEND => self.ioend.on_cpu().cpu(),
             None => self.writers.get(t as usize).and_then(|wr| wr.on_cpu()),
         }
     }

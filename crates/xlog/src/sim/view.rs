@@ -166,7 +166,7 @@ pub(super) fn cpus_view(sim: &Sim) -> Option<CpusView> {
     if let Some(cpu) = sim.aild.cpu() {
         put(cpu, CpuTask::Xfsaild);
     }
-    if let Some(cpu) = sim.ioend.cpu() {
+    if let Some(cpu) = sim.ioend.on_cpu().cpu() {
         put(cpu, CpuTask::LogIoEnd);
     }
     let runnable_total = sim.cpus.runnable().count();

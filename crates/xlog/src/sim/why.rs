@@ -223,13 +223,13 @@ fn why_push(sim: &Sim, why: &mut Vec<String>) {
 fn why_iclog(sim: &Sim, i: usize, why: &mut Vec<String>) {
     let ic = sim.log.iclog(i);
     if sim.ioend.running_iclog() == Some(i) {
-        let cpu = sim.ioend.cpu().map_or(String::new(), |c| format!(" on CPU {c}"));
+        let cpu = sim.ioend.on_cpu().cpu().map_or(String::new(), |c| format!(" on CPU {c}"));
         return why.push(format!("the log's I/O completion runs iclog {i}'s callbacks{cpu}"));
     }
     if sim.ioend.waits(i) {
-        let wait = match sim.ioend.runnable() {
+        let wait = match sim.ioend.on_cpu().runnable() {
             true => format!("waits for a CPU held by {}", super::view::cpu_holders_for(sim, TASK_IOEND)),
-            false => format!("takes it in turn on CPU {}", sim.ioend.cpu().unwrap_or(0)),
+            false => format!("takes it in turn on CPU {}", sim.ioend.on_cpu().cpu().unwrap_or(0)),
         };
         return why.push(format!("iclog {i}'s write is done; the log's I/O completion work {wait}"));
     }
