@@ -160,9 +160,9 @@ impl Xfsaild {
         self.on_cpu.got_cpu(now, cpu)
     }
 
-    /// Its place on the pool, to give its CPU up.
-    pub fn on_cpu_mut(&mut self) -> &mut KthreadCpu {
-        &mut self.on_cpu
+    /// The CPU it holds, given up.
+    pub fn take_cpu(&mut self) -> Option<u32> {
+        self.on_cpu.take_cpu()
     }
     pub fn cpu(&self) -> Option<u32> {
         self.on_cpu.cpu()

@@ -91,7 +91,7 @@ impl Sim {
     /// took it on again).
     pub(super) fn xfsaild_cpu_done(&mut self) {
         if self.now >= self.aild.busy_until() {
-            if let Some(cpu) = self.aild.on_cpu_mut().take_cpu() {
+            if let Some(cpu) = self.aild.take_cpu() {
                 self.cpu_release(cpu);
             }
         }

@@ -498,7 +498,7 @@ mod tests {
     use crate::format::{self, rh};
     use crate::presets::find;
     use crate::scenario::Duration;
-    use crate::sim::{Sim, WriterState};
+    use crate::sim::{CpuTask, Sim, WriterState};
     use crate::trace::{IclogEvent, TraceKind};
     use crate::units::NS_PER_MS;
     use crate::units::{BBSIZE, XLOG_HEADER_MAGIC_NUM};
@@ -538,7 +538,8 @@ mod tests {
     /// the iclog is clean: `XLOG_IOEND_NS`, and `XLOG_IOEND_NS_PER_ITEM` for each log item its
     /// checkpoints put in the AIL (one `AilInsert` each); the rest of its CPU time is
     /// `XLOG_IOEND_NS_PER_WAKEUP` a task it woke (on `fsync-heavy`, the fsync waiting on nearly
-    /// every iclog). By default an iclog is clean at once and the completions take no CPU.
+    /// every iclog), for which it keeps its CPU before it goes on. By default an iclog is clean
+    /// at once and the completions take no CPU.
     #[test]
     fn an_iclogs_callbacks_take_cpu_time_before_it_is_clean_with_the_kernel_cpu_model() {
         for (preset, min_items, min_wakeups) in [("fsmark-create", 10_000, 0), ("fsync-heavy", 100, 100)] {
@@ -550,10 +551,20 @@ mod tests {
                 let mut sim = Sim::new(&s).unwrap();
                 let (mut began, mut inserted) = (None, 0u64);
                 let (mut cleaned, mut items, mut callbacks_ns, mut force_waiters) = (0, 0, 0, 0);
+                // Until when the worker is busy with the wakeups of the last iclog it cleaned.
+                let mut hold_until = 0;
                 while let Some(events) = sim.step() {
                     let mut clean = None;
                     for e in events {
                         match e.kind {
+                            TraceKind::Iclog { event: IclogEvent::Callback | IclogEvent::SyncDone, .. }
+                                if e.t_ns < hold_until =>
+                            {
+                                panic!(
+                                    "{preset}: the worker went on at {} before its wakeups ended at {hold_until}",
+                                    e.t_ns
+                                )
+                            }
                             TraceKind::Iclog { event: IclogEvent::Callback, iclog, .. } => {
                                 assert!(began.is_none(), "one iclog's callbacks at a time");
                                 (began, inserted) = (Some((iclog, e.t_ns)), 0);
@@ -565,14 +576,23 @@ mod tests {
                                 let cpu = if kernel { XLOG_IOEND_NS + XLOG_IOEND_NS_PER_ITEM * inserted } else { 0 };
                                 assert_eq!(e.t_ns - t0, cpu, "{preset} kernel={kernel}: iclog {i}, {inserted} items");
                                 (cleaned, items, callbacks_ns) = (cleaned + 1, items + inserted, callbacks_ns + cpu);
-                                clean = Some(iclog);
+                                clean = Some((iclog, e.t_ns));
                             }
                             _ => {}
                         }
                     }
+                    if sim.now() < hold_until {
+                        let held = sim.cpus_view().unwrap().running.contains(&Some(CpuTask::LogIoEnd));
+                        assert!(held, "{preset}: the worker gave its CPU up at {} within its wakeups", sim.now());
+                    }
                     // The log forces it woke have not run yet.
-                    let forcing = |w| matches!(sim.writer_state(w), Some(WriterState::ForceWait { iclog }) if Some(iclog) == clean);
-                    force_waiters += (0..s.writers).filter(|&w| forcing(w)).count() as u64;
+                    if let Some((i, t)) = clean {
+                        let forcing =
+                            |w| matches!(sim.writer_state(w), Some(WriterState::ForceWait { iclog }) if iclog == i);
+                        let woken = (0..s.writers).filter(|&w| forcing(w)).count() as u64;
+                        force_waiters += woken;
+                        hold_until = if kernel { t + XLOG_IOEND_NS_PER_WAKEUP * woken } else { 0 };
+                    }
                 }
                 assert!(
                     cleaned > 100 && items > min_items,
