@@ -395,21 +395,14 @@ fn model_kernel_threads(s: &Scenario, m: &xlog::Metrics) -> Value {
     let side = |cpu: f64, runnable: f64| json!({ "cpu_ms": cpu, "runnable_ms": runnable });
     let mut ic = side(m.iclog_ioend_ms_cpu, m.iclog_ioend_ms_cpu_wait);
     ic["iclog_writes"] = json!(m.iclog_writes);
-    ic["cpu_us_per_iclog_write"] = json!(1e3 * per_f(m.iclog_ioend_ms_cpu, m.iclog_writes));
+    let per_write = if m.iclog_writes > 0 { 1e3 * m.iclog_ioend_ms_cpu / m.iclog_writes as f64 } else { 0.0 };
+    ic["cpu_us_per_iclog_write"] = json!(per_write);
     json!({
         "cil_push": side(m.cil_push_ms_cpu, m.cil_push_ms_cpu_wait),
         "iclog_completion": ic,
         "ioend_completion": side(m.ioend_ms_cpu, m.ioend_ms_cpu_wait),
         "xfsaild": side(m.xfsaild_ms_cpu, m.xfsaild_ms_cpu_wait),
     })
-}
-
-fn per_f(a: f64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        a / b as f64
-    }
 }
 
 /// Removes a directory however the caller ends.

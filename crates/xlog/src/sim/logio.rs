@@ -12,7 +12,7 @@ use crate::grant::Ticket;
 use crate::iclog::{xlog_pack_record, IclogState, Record, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
 use crate::scenario::{AilPush, FlushPolicy, TailUpdate};
 use crate::trace::{GrantEvent, GrantView, IclogEvent, TicketView, TraceKind};
-use crate::units::{Lsn, TaskId, BBSIZE};
+use crate::units::{Lsn, Ns, TaskId, BBSIZE};
 
 impl Sim {
     fn grant_view(&self) -> GrantView {
@@ -357,20 +357,14 @@ impl Sim {
         }
         loop {
             if woken > 0 {
-                let ns = XLOG_IOEND_NS_PER_WAKEUP * woken as u64;
-                self.counters.ioend_log_time_ns[0] += ns;
-                self.cpus.charge(TASK_IOEND, ns);
-                return self.wake_at(self.now + ns, TASK_IOEND);
+                return self.xlog_ioend_busy(XLOG_IOEND_NS_PER_WAKEUP * woken as u64);
             }
             if let Some(j) = self.log.next_callback_iclog() {
                 self.trace_iclog(TASK_IOEND, IclogEvent::Callback, j);
                 let cbs = self.log.xlog_take_callbacks(j);
                 let items: usize = cbs.iter().map(|&c| self.checkpoint_items(c)).sum();
-                let ns = XLOG_IOEND_NS + XLOG_IOEND_NS_PER_ITEM * items as u64;
                 self.ioend.run_callbacks(j, cbs);
-                self.counters.ioend_log_time_ns[0] += ns;
-                self.cpus.charge(TASK_IOEND, ns);
-                return self.wake_at(self.now + ns, TASK_IOEND);
+                return self.xlog_ioend_busy(XLOG_IOEND_NS + XLOG_IOEND_NS_PER_ITEM * items as u64);
             }
             match self.ioend.next_done() {
                 Some(i) => woken += self.xlog_state_done_syncing(i),
@@ -380,6 +374,13 @@ impl Sim {
         if let Some(cpu) = self.ioend.on_cpu_mut().take_cpu() {
             self.cpu_release(cpu);
         }
+    }
+
+    /// The completion worker runs `ns` on the CPU it holds, then goes on.
+    fn xlog_ioend_busy(&mut self, ns: Ns) {
+        self.counters.ioend_log_time_ns[0] += ns;
+        self.cpus.charge(TASK_IOEND, ns);
+        self.wake_at(self.now + ns, TASK_IOEND);
     }
 
     /// Log items in checkpoint `c`'s committing context.

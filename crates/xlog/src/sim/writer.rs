@@ -942,17 +942,22 @@ impl Sim {
         if !self.kernel_threads_on_cpus() {
             return;
         }
-        let Some(curr) = self.writers.iter().position(|wr| wr.on_cpu() == Some(cpu)) else { return };
+        let Some(curr) = self.curr_writer(cpu) else { return };
         if self.cpus.wakeup_preempts(cpu, curr as TaskId) {
             self.writers[curr].set_need_resched();
         }
     }
 
+    /// The writer running on `cpu`, if one is.
+    fn curr_writer(&self, cpu: u32) -> Option<usize> {
+        self.writers.iter().position(|wr| wr.on_cpu() == Some(cpu))
+    }
+
     /// A high-priority kernel worker (nice -20: the log's I/O completion work) woken onto
     /// `cpu`'s queue: the writer running there gives the CPU up at its next preemption point.
     pub(super) fn resched_curr(&mut self, cpu: u32) {
-        if let Some(wr) = self.writers.iter_mut().find(|wr| wr.on_cpu() == Some(cpu)) {
-            wr.set_need_resched();
+        if let Some(curr) = self.curr_writer(cpu) {
+            self.writers[curr].set_need_resched();
         }
     }
 
