@@ -68,6 +68,8 @@ pub struct CpuPool {
     rqs: Vec<Rq>,
     /// Fair: the CPU time each task has had (`vruntime`, all nice 0) and the queues' floor.
     fair: Option<Fair>,
+    /// Tasks bound to one CPU (a per-CPU workqueue's worker): never pulled to another.
+    bound: Vec<(TaskId, u32)>,
 }
 
 /// A run queue: runnable tasks waiting for a CPU, with the CPU time each then runs.
@@ -95,7 +97,7 @@ impl Fair {
 
 impl CpuPool {
     pub fn new(ncpus: u32) -> CpuPool {
-        CpuPool { ncpus, idle: (0..ncpus).rev().collect(), rqs: vec![Rq::default()], fair: None }
+        CpuPool { ncpus, idle: (0..ncpus).rev().collect(), rqs: vec![Rq::default()], fair: None, bound: Vec::new() }
     }
 
     /// `cpu_model=kernel`: a run queue a CPU, fair, a woken sleeper's credit being `credit`.
@@ -128,6 +130,23 @@ impl CpuPool {
             Some(i) => Some(self.idle.remove(i)),
             None => self.idle.pop(),
         }
+    }
+
+    /// `task` runs on `cpu` only (`kthread_bind`: a per-CPU workqueue's worker).
+    pub fn bind(&mut self, task: TaskId, cpu: u32) {
+        self.bound.retain(|&(t, _)| t != task);
+        self.bound.push((task, cpu));
+    }
+
+    /// The CPU `task` is bound to, if it is.
+    pub fn bound_cpu(&self, task: TaskId) -> Option<u32> {
+        self.bound.iter().find(|&&(t, _)| t == task).map(|&(_, c)| c)
+    }
+
+    /// `cpu`, taken when idle (a task bound to it wakes there or waits for it).
+    pub fn take_cpu_if_idle(&mut self, cpu: u32) -> bool {
+        let at = self.idle.iter().position(|&c| c == cpu);
+        at.map(|i| self.idle.remove(i)).is_some()
     }
 
     /// The lowest idle CPU, taken; None when all are busy.
@@ -203,26 +222,39 @@ impl CpuPool {
         let own = self.rq_of(cpu);
         let len = |q: usize| self.rqs[q].tasks.len();
         let longest = (0..self.rqs.len()).max_by_key(|&q| (len(q), std::cmp::Reverse(q))).filter(|&q| len(q) > 0);
+        // A queue's first task that may run on `cpu` (its own queue's: its first).
+        let bound = &self.bound;
+        let movable = |q: usize| match q == own {
+            true => Some(0),
+            false => self.rqs[q].tasks.iter().position(|&(t, _)| !bound.iter().any(|&(b, c)| b == t && c != cpu)),
+        };
         // Model: balancing happens as a CPU picks (the kernel's `load_balance` runs from the
         // tick too): it runs its own queue's first unless another is longer by two or more.
         // A task pulled from another queue joins this one's order: the first of the two
         // heads by key goes (fair queues; a tie stays home).
-        let head_key = |q: usize| self.rqs[q].keys.front().copied();
+        let key_at = |q: usize, at: Option<usize>| at.and_then(|i| self.rqs[q].keys.get(i).copied());
         let from = match longest {
-            Some(q) if len(q) > len(own) + 1 && (len(own) == 0 || head_key(q) < head_key(own)) => Some(q),
-            _ if len(own) > 0 => Some(own),
-            other => other,
+            Some(q) if len(q) > len(own) + 1 && movable(q).is_some() => {
+                let pull = len(own) == 0 || key_at(q, movable(q)) < key_at(own, Some(0));
+                match pull {
+                    true => Some((q, movable(q).unwrap_or(0))),
+                    false => Some((own, 0)),
+                }
+            }
+            _ if len(own) > 0 => Some((own, 0)),
+            Some(q) => movable(q).map(|at| (q, at)),
+            None => None,
         };
-        let Some(q) = from else {
+        let Some((q, at)) = from else {
             let at = self.idle.partition_point(|&c| c > cpu);
             self.idle.insert(at, cpu);
             return None;
         };
         let rq = &mut self.rqs[q];
-        if let (Some(f), Some(key)) = (&mut self.fair, rq.keys.pop_front()) {
+        if let (Some(f), Some(key)) = (&mut self.fair, rq.keys.remove(at)) {
             f.min_vruntime = f.min_vruntime.max(key);
         }
-        rq.tasks.pop_front()
+        rq.tasks.remove(at)
     }
 
     /// `check_preempt_wakeup_fair` for the task running on `cpu`, `curr`, after a wakeup queued
@@ -410,5 +442,24 @@ mod tests {
         assert_eq!(pool.pick_next_task(c1), Some((12, 1)));
         assert_eq!(pool.pick_next_task(c0), None);
         assert_eq!(pool.idle_cpus(), 1);
+    }
+
+    #[test]
+    fn a_bound_task_waits_for_its_own_cpu_and_is_never_pulled_to_another() {
+        let mut pool = CpuPool::new(2).with_cpu_run_queues(0);
+        pool.bind(90, 1);
+        assert_eq!(pool.bound_cpu(90), Some(1));
+        assert_eq!(pool.bound_cpu(91), None);
+        assert!(pool.take_cpu_if_idle(1));
+        assert!(!pool.take_cpu_if_idle(1), "taken");
+        let c0 = pool.take_idle_cpu().unwrap();
+        // 90 waits on CPU 1's queue with a writer behind it: CPU 0, with nothing queued, pulls
+        // the writer, not 90; then nothing it may run, so it goes idle.
+        pool.enqueue_woken(90, 1, 1, |_| false);
+        pool.enqueue_task(10, 1, 1);
+        assert_eq!(pool.pick_next_task(c0), Some((10, 1)));
+        assert_eq!(pool.pick_next_task(c0), None);
+        assert_eq!(pool.runnable().collect::<Vec<_>>(), [90]);
+        assert_eq!(pool.pick_next_task(1), Some((90, 1)));
     }
 }

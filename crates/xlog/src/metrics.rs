@@ -66,6 +66,9 @@ pub struct Counters {
     pub ioend_time_ns: [u64; 2],
     /// `cpu_model=kernel`: the log's I/O completion work's time on a CPU, and runnable waiting.
     pub ioend_log_time_ns: [u64; 2],
+    /// `cpu_model=kernel` on `vm-disk`: the loop device's completion work's time on a CPU, and
+    /// runnable waiting for its CPU.
+    pub dio_time_ns: [u64; 2],
     /// `cpu_model=kernel`: xfsaild's time on a CPU of the pool, and runnable waiting for one.
     pub aild_time_ns: [u64; 2],
     pub events: u64,
@@ -114,6 +117,7 @@ impl Default for Counters {
             push_time_ns: [0; 6],
             ioend_time_ns: [0; 2],
             ioend_log_time_ns: [0; 2],
+            dio_time_ns: [0; 2],
             aild_time_ns: [0; 2],
             events: 0,
         }
@@ -229,6 +233,10 @@ pub struct Metrics {
     /// `kernel_threads.iclog_completion`).
     pub iclog_ioend_ms_cpu: f64,
     pub iclog_ioend_ms_cpu_wait: f64,
+    /// `cpu_model=kernel` on `vm-disk`: the loop device's completions (`iomap_dio_complete_work`
+    /// on the CPU that takes the host disk's interrupts) on it, and runnable waiting for it.
+    pub dio_complete_ms_cpu: f64,
+    pub dio_complete_ms_cpu_wait: f64,
     /// `cpu_model=kernel`: xfsaild on a CPU (its passes' writeback), and runnable waiting for
     /// one (`kernel run`'s `kernel_threads.xfsaild`).
     pub xfsaild_ms_cpu: f64,
@@ -308,6 +316,8 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("ioend_ms_cpu_wait", "ms"),
             ("iclog_ioend_ms_cpu", "ms"),
             ("iclog_ioend_ms_cpu_wait", "ms"),
+            ("dio_complete_ms_cpu", "ms"),
+            ("dio_complete_ms_cpu_wait", "ms"),
             ("xfsaild_ms_cpu", "ms"),
             ("xfsaild_ms_cpu_wait", "ms"),
         ],

@@ -1,7 +1,7 @@
 //! Device profiles from physical parameters (never fitted to the source threads' results).
 
 use crate::device::{DeviceProfile, Disk, Erase, Flash, Measured, Media, Stalls};
-use crate::scenario::{DeviceClass, HostFlush, SataFua, Scenario};
+use crate::scenario::{CpuModel, DeviceClass, HostFlush, SataFua, Scenario};
 use crate::units::{Ns, NS_PER_MS, NS_PER_US};
 
 const MB: u64 = 1_000_000;
@@ -24,6 +24,24 @@ const VM_DISK_WRITE_LATENCY: &[(u32, Ns)] = &[
     (900_000, 554 * NS_PER_US),
     (990_000, 1_166 * NS_PER_US),
     (1_000_000, 1_995 * NS_PER_US),
+];
+/// The same loop device's 32 KiB iclog writes from the loop's request (`block_rq_issue` on
+/// the loop device) to the host disk's completion of the loop's direct write (`vda`), before
+/// the backing file's completion work (`iomap_dio_complete_work`) runs on a CPU and completes
+/// the loop's request: 6,889 writes traced in 12 s of `kernel run --preset cil-throttle-rhythm
+/// --set device=vm-disk --set cpus=2 --set agi_lock=on` (2026-12-08; docs/kernel.md). As above,
+/// the writes under 2 ms (6,780; the rest are the host's stalls). For `cpu_model=kernel`,
+/// which runs that completion on the pool.
+const VM_DISK_HOST_WRITE_LATENCY: &[(u32, Ns)] = &[
+    (0, 37 * NS_PER_US),
+    (10_000, 38 * NS_PER_US),
+    (100_000, 44 * NS_PER_US),
+    (250_000, 53 * NS_PER_US),
+    (500_000, 74 * NS_PER_US),
+    (750_000, 271 * NS_PER_US),
+    (900_000, 358 * NS_PER_US),
+    (990_000, 565 * NS_PER_US),
+    (1_000_000, 1_990 * NS_PER_US),
 ];
 /// The same loop device's cache flushes: the backing file's fsync on the host, from
 /// `block_rq_issue`/`_complete` of its flush requests (`FF`) in `loglab kernel run --trace`.
@@ -123,6 +141,12 @@ pub fn profile_for(s: &Scenario) -> DeviceProfile {
     }
     if let (Media::Measured(m), HostFlush::Inflight) = (&mut prof.media, s.host_flush) {
         m.flush_idle = Some((VM_DISK_FLUSH_IDLE, VM_DISK_FLUSH_IDLE_ALLOCATING));
+    }
+    // With the kernel's threads on the CPUs, the loop device's completions are one of them.
+    if let (Media::Measured(m), CpuModel::Kernel) = (&mut prof.media, s.cpu_model) {
+        if let (Some(host), true) = (m.host_write_latency, s.cpus > 0) {
+            (m.write_latency, m.completes_on_cpu) = (host, true);
+        }
     }
     prof
 }
@@ -283,6 +307,8 @@ pub fn profile(class: DeviceClass) -> DeviceProfile {
                 flush_idle: None,
                 read_ns: tlc.read_ns, // not measured: reads are rare here
                 stalls: Some(VM_DISK_STALLS),
+                host_write_latency: Some(VM_DISK_HOST_WRITE_LATENCY),
+                completes_on_cpu: false,
             }),
             ..nvme
         },

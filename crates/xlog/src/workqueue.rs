@@ -117,3 +117,50 @@ impl IoendWork {
         self.done.contains(&i)
     }
 }
+
+/// A loop device's completions on the CPU pool (`cpu_model=kernel`, a device that completes
+/// through its backing file's direct I/O: `vm-disk`): the writes the host disk has done whose
+/// completion waits for the backing file's `iomap_dio_complete_work`, on the `dio/<disk>`
+/// workqueue of the CPU that takes the host disk's interrupts (bound, normal priority), and its
+/// place on the pool. Each completion it runs completes the loop device's request
+/// (`lo_rw_aio_complete`) and so its bio.
+#[derive(Clone, Debug, Default)]
+pub struct DioCompleteWork {
+    /// (device, request id, the request's tag), in the order the host disk completed them.
+    done: VecDeque<(u8, u64, u64)>,
+    running: Option<(u8, u64, u64)>,
+    on_cpu: KthreadCpu,
+}
+
+impl DioCompleteWork {
+    /// `queue_work` from the host disk's completion: request `id` of device `dev` is done
+    /// there. True when the worker was asleep and now needs its CPU.
+    pub fn queue_work(&mut self, dev: u8, id: u64, tag: u64) -> bool {
+        self.done.push_back((dev, id, tag));
+        self.on_cpu.cpu().is_none() && !self.on_cpu.runnable()
+    }
+
+    /// The next completion to run, taken (its request's tag): it runs on the worker's CPU now.
+    pub fn run_next(&mut self) -> Option<u64> {
+        self.running = self.done.pop_front();
+        self.running.map(|(_, _, tag)| tag)
+    }
+
+    /// The completion whose CPU time is over, taken.
+    pub fn take_running(&mut self) -> Option<(u8, u64, u64)> {
+        self.running.take()
+    }
+
+    pub fn on_cpu(&self) -> &KthreadCpu {
+        &self.on_cpu
+    }
+    pub fn on_cpu_mut(&mut self) -> &mut KthreadCpu {
+        &mut self.on_cpu
+    }
+
+    /// Whether the request tagged `tag` is done on the host disk and waits for the worker (or
+    /// runs on it now).
+    pub fn holds(&self, tag: u64) -> bool {
+        self.running.iter().chain(&self.done).any(|&(_, _, t)| t == tag)
+    }
+}

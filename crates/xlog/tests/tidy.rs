@@ -180,6 +180,7 @@ const KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("ail.rs", "Xfsaild"),
     ("workqueue.rs", "CilWorkqueue"),
     ("workqueue.rs", "IoendWork"),
+    ("workqueue.rs", "DioCompleteWork"),
     ("cpupool.rs", "CpuPool"),
     ("cpupool.rs", "KthreadCpu"),
     ("agi.rs", "AgiLocks"),

@@ -113,6 +113,14 @@ pub struct Measured {
     pub read_ns: Ns,
     /// Stalls of the whole device (a shared host's): nothing completes during one.
     pub stalls: Option<Stalls>,
+    /// A loop device with direct I/O: its writes' latency on the host disk alone (from the
+    /// loop's request to the host disk's completion), without the backing file's completion
+    /// work, which waits for a CPU (`write_latency` holds both, measured with busy CPUs).
+    pub host_write_latency: Option<LatencyTable>,
+    /// Its writes draw from `host_write_latency`, and their completion reaches the block layer
+    /// only once the simulator has run the backing file's completion on a CPU of the pool
+    /// (`cpu_model=kernel`).
+    pub completes_on_cpu: bool,
 }
 
 /// Device stalls, at two rates: while the device writes back metadata (a write noted with

@@ -3,10 +3,10 @@
 
 use super::monitor::RecordSubmit;
 use super::tags::IoTag;
-use super::tasks::{pusher_task, TASK_IOEND};
+use super::tasks::{pusher_task, TASK_DIO, TASK_IOEND};
 use super::Sim;
 use crate::ail::AilUpdate;
-use crate::device::ReqFlags;
+use crate::device::{IoKind, ReqFlags};
 use crate::grant::xlog_grant_push_threshold;
 use crate::grant::Ticket;
 use crate::iclog::{xlog_pack_record, IclogState, Record, XLOG_ICL_NEED_FLUSH, XLOG_ICL_NEED_FUA};
@@ -224,11 +224,20 @@ impl Sim {
 
     pub(super) fn io_done(&mut self, dev: usize, id: u64) {
         let req = self.devs[dev].complete(id);
+        let dio = self.devs[dev].profile().measured().is_some_and(|m| m.completes_on_cpu);
+        match (dio, req.kind) {
+            (true, IoKind::Write { .. }) => self.dio_queue(dev, id, req.tag),
+            _ => self.bio_endio(dev, id, req.tag),
+        }
+    }
+
+    /// Request `id` of device `dev` (issued for `tag`) is complete: its submitter sees it.
+    fn bio_endio(&mut self, dev: usize, id: u64, tag: u64) {
         if dev == self.data_dev {
             self.monitor.data_request_completed(id);
         }
         self.emit(TASK_IOEND, TraceKind::DevComplete { dev: dev as u8, id });
-        match IoTag::unpack(req.tag) {
+        match IoTag::unpack(tag) {
             IoTag::Iclog(i) if self.log.iclog_io_done(i) => match self.kernel_threads_on_cpus() {
                 true => self.xlog_ioend_queue(i),
                 false => self.iclog_done(i),
@@ -246,6 +255,63 @@ impl Sim {
             IoTag::PushFlush(k) => self.wake(pusher_task(k)),
             IoTag::Data(w) | IoTag::Read(w) => self.wake(w),
             IoTag::None => {}
+        }
+    }
+
+    /// A loop device's write is done on the host disk (`cpu_model=kernel`): the backing file's
+    /// completion work on the CPU that takes the host disk's interrupts completes it, woken there
+    /// by the interrupt when that CPU is idle, else queued ahead of its writers (a normal-priority
+    /// worker: it preempts the writer running there at its next preemption point only once that
+    /// writer has had more than its share, `check_preempt_wakeup`).
+    /// Model: the loop's flushes complete in its own worker, which takes no CPU here (a
+    /// PREFLUSH or FUA write's flushes are sequenced at the host's completions, and only the
+    /// request's last completion waits for the CPU); its reads complete inline.
+    fn dio_queue(&mut self, dev: usize, id: u64, tag: u64) {
+        if !self.dio.queue_work(dev as u8, id, tag) {
+            return;
+        }
+        let cpu = self.cpus.bound_cpu(TASK_DIO).unwrap_or(0);
+        match self.cpus.take_cpu_if_idle(cpu) {
+            true => {
+                self.dio.on_cpu_mut().got_cpu(self.now, cpu);
+                let idle = self.idle_wake(super::writer::IdleWake::Kworker { remote: false });
+                self.wake_at(self.now + idle, TASK_DIO);
+            }
+            false => {
+                self.dio.on_cpu_mut().wait_for_cpu(self.now);
+                self.kworker_runnable(TASK_DIO, 0, cpu);
+            }
+        }
+    }
+
+    /// The CPU pool gives the loop's completion worker `cpu`: it runs at this instant.
+    pub(super) fn dio_complete_granted(&mut self, cpu: u32) {
+        self.counters.dio_time_ns[1] += self.dio.on_cpu_mut().got_cpu(self.now, cpu);
+        self.wake(TASK_DIO);
+    }
+
+    /// `iomap_dio_complete_work` on its CPU: the completion whose CPU time is over completes
+    /// its request; then the next takes its CPU time (`DIO_COMPLETE_NS`, and `XFS_BUF_IOEND_NS`
+    /// for a metadata buffer's), in the order the host disk completed them; with none left the
+    /// worker sleeps and gives its CPU up.
+    /// Model: a metadata buffer's completion work runs in this worker's turn, not as a task of
+    /// its own; each buffer is a request of its own (the kernel merges adjacent ones).
+    pub(super) fn dio_complete_work(&mut self) {
+        use super::sched::{DIO_COMPLETE_NS, XFS_BUF_IOEND_NS};
+        debug_assert!(self.dio.on_cpu().cpu().is_some(), "the loop's completion runs on a CPU");
+        if let Some((dev, id, tag)) = self.dio.take_running() {
+            self.bio_endio(dev as usize, id, tag);
+        }
+        if let Some(tag) = self.dio.run_next() {
+            // A metadata buffer's completion work runs next on this CPU (`xfs-buf`, per CPU).
+            let buf = matches!(IoTag::unpack(tag), IoTag::Meta { .. }) as Ns * XFS_BUF_IOEND_NS;
+            let ns = DIO_COMPLETE_NS + buf;
+            self.counters.dio_time_ns[0] += ns;
+            self.cpus.charge(TASK_DIO, ns);
+            return self.wake_at(self.now + ns, TASK_DIO);
+        }
+        if let Some(cpu) = self.dio.on_cpu_mut().take_cpu() {
+            self.cpu_release(cpu);
         }
     }
 
@@ -318,8 +384,12 @@ impl Sim {
         if !self.ioend.queue_work(i) {
             return;
         }
-        let last = self.ioend.on_cpu().last_cpu();
-        match self.cpus.select_idle_cpu(last) {
+        // Bound to the CPU its bio completes on (the loop's completion worker's), if it is.
+        let (last, bound) = match self.cpus.bound_cpu(TASK_IOEND) {
+            Some(b) => (b, self.cpus.take_cpu_if_idle(b).then_some(b)),
+            None => (self.ioend.on_cpu().last_cpu(), self.cpus.select_idle_cpu(self.ioend.on_cpu().last_cpu())),
+        };
+        match bound {
             Some(cpu) => {
                 self.ioend.on_cpu_mut().got_cpu(self.now, cpu);
                 let idle = self.idle_wake(super::writer::IdleWake::Kworker { remote: false });
@@ -614,6 +684,45 @@ mod tests {
                     assert_eq!(m.iclog_ioend_ms_cpu_wait > 0.0, kernel, "{}", m.iclog_ioend_ms_cpu_wait);
                 }
             }
+        }
+    }
+
+    /// With `cpu_model=kernel` on `vm-disk`, every write the host disk has done reaches the
+    /// block layer through the loop's completion work, bound to the last CPU: `DIO_COMPLETE_NS`
+    /// a write, and `XFS_BUF_IOEND_NS` more for a metadata buffer's; it and the log's I/O
+    /// completion work, which it queues there, only ever run on that CPU. By default, or on a
+    /// device that completes in its interrupt, none of it takes CPU time.
+    #[test]
+    fn a_loop_devices_writes_complete_on_the_cpu_its_host_disk_interrupts() {
+        use super::super::sched::{DIO_COMPLETE_NS, XFS_BUF_IOEND_NS};
+        for (device, model, on_cpu) in
+            [("vm-disk", "kernel", true), ("vm-disk", "writers", false), ("nvme", "kernel", false)]
+        {
+            let mut s = find("fsmark-create").unwrap();
+            for (k, v) in [("cpus", "2"), ("cpu_model", model), ("device", device)] {
+                s.set(k, v).unwrap();
+            }
+            s.duration = Duration(300 * NS_PER_MS);
+            let mut sim = Sim::new(&s).unwrap();
+            let (mut dio_seen, mut ioend_seen) = (0, 0);
+            while sim.step().is_some() {
+                let running = sim.cpus_view().unwrap().running;
+                for (cpu, t) in running.iter().enumerate() {
+                    let (dio, ioend) = (*t == Some(CpuTask::LoopIoEnd), *t == Some(CpuTask::LogIoEnd));
+                    assert!(!(dio || ioend && on_cpu) || cpu == 1, "{device} {model}: {t:?} on CPU {cpu}");
+                    (dio_seen, ioend_seen) = (dio_seen + dio as u32, ioend_seen + ioend as u32);
+                }
+            }
+            let m = sim.metrics();
+            let (writes, meta) = (m.device_writes, m.metadata_writes);
+            assert!(writes > 1_000 && meta > 500, "{device} {model}: {writes} writes, {meta} metadata");
+            let cpu_ns = (m.dio_complete_ms_cpu * 1e6).round() as u64;
+            let want = if on_cpu { writes * DIO_COMPLETE_NS + meta * XFS_BUF_IOEND_NS } else { 0 };
+            assert_eq!(cpu_ns, want, "{device} {model}: {writes} writes, {meta} metadata");
+            // Two CPUs busy with creates: the completions wait for their CPU.
+            assert_eq!(m.dio_complete_ms_cpu_wait > 0.0, on_cpu, "{device} {model}: {}", m.dio_complete_ms_cpu_wait);
+            assert_eq!(dio_seen > 0, on_cpu, "{device} {model}");
+            assert!(ioend_seen > 0 || model == "writers", "{device} {model}");
         }
     }
 }

@@ -44,7 +44,7 @@ use crate::profile::profile_for;
 use crate::scenario::{CilSpace, CpuModel, Scenario};
 use crate::trace::TraceEvent;
 use crate::units::{format_size, Ns, TaskId, BBSIZE};
-use crate::workqueue::{CilWorkqueue, IoendWork};
+use crate::workqueue::{CilWorkqueue, DioCompleteWork, IoendWork};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
@@ -64,7 +64,7 @@ pub use writer::WriterState;
 use aild::LOG_WORKER_PERIOD;
 use monitor::Monitor;
 use tags::IoTag;
-use tasks::{pusher_of, TASK_IOEND, TASK_XFSAILD};
+use tasks::{pusher_of, TASK_DIO, TASK_IOEND, TASK_XFSAILD};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Event {
@@ -110,8 +110,9 @@ pub struct Sim {
     pushers: Vec<push::Pusher>,
     /// The CIL push workqueue: pending work, its numbering, `flush_workqueue` waiters.
     cil_wq: CilWorkqueue,
-    /// `cpu_model=kernel`: the log's I/O completion work on the CPU pool.
+    /// `cpu_model=kernel`: the log's I/O completion work, and a loop device's, on the pool.
     ioend: IoendWork,
+    dio: DioCompleteWork,
     items: Vec<Item>,
     ialloc: workload::InodeAlloc,
     /// The file system's AGs (mkfs's count for `fs_size`, or `agcount`).
@@ -213,6 +214,7 @@ impl Sim {
             pushers: (0..scenario.cil_pushers).map(|_| push::Pusher::default()).collect(),
             cil_wq: CilWorkqueue::default(),
             ioend: IoendWork::default(),
+            dio: DioCompleteWork::default(),
             ialloc,
             agcount: crate::agi::mkfs_agcount(scenario),
             items,
@@ -228,12 +230,7 @@ impl Sim {
             timeline: Default::default(),
             current: None,
             agi: AgiLocks::for_scenario(scenario),
-            cpus: match scenario.cpu_model {
-                CpuModel::Kernel => {
-                    CpuPool::new(scenario.cpus).with_cpu_run_queues(sched::base_slice(scenario.cpus) / 2)
-                }
-                CpuModel::Writers => CpuPool::new(scenario.cpus),
-            },
+            cpus: sched::cpu_pool(scenario),
         };
         let think = scenario.think.0.max(1);
         for w in 0..scenario.writers {
@@ -300,6 +297,7 @@ impl Sim {
         match ev {
             Event::TaskRun(tasks::TASK_XFSAILD) => self.xfsaild_cpu_done(),
             Event::TaskRun(TASK_IOEND) => self.xlog_ioend_work(),
+            Event::TaskRun(TASK_DIO) => self.dio_complete_work(),
             Event::TaskRun(task) => match pusher_of(task) {
                 Some(k) => self.pusher_run(k),
                 None => self.writer_run(task),
@@ -322,7 +320,7 @@ impl Sim {
 impl Sim {
     /// `cpu_model=kernel` on a pool: the kernel's threads take CPU time beside the writers.
     pub(super) fn kernel_threads_on_cpus(&self) -> bool {
-        self.scenario.cpu_model == crate::scenario::CpuModel::Kernel && self.cpus.enabled()
+        self.scenario.cpu_model == CpuModel::Kernel && self.cpus.enabled()
     }
 
     /// Kernel thread `t` (a push worker, xfsaild, an I/O completion worker) woke and waits
@@ -330,8 +328,9 @@ impl Sim {
     /// before it (with `cpu_model=kernel`, on `cpu`'s queue).
     pub(super) fn kworker_runnable(&mut self, t: TaskId, ns: Ns, cpu: u32) {
         let writers = &self.writers;
-        let kworker =
-            |t| matches!(t, TASK_XFSAILD | TASK_IOEND) || writers.get(t as usize).is_some_and(|w| w.ioend_ran());
+        let kworker = |t| {
+            matches!(t, TASK_XFSAILD | TASK_IOEND | TASK_DIO) || writers.get(t as usize).is_some_and(|w| w.ioend_ran())
+        };
         self.cpus.enqueue_woken(t, ns, cpu, |t| pusher_of(t).is_some() || kworker(t));
         self.check_preempt_wakeup(cpu);
     }
@@ -343,6 +342,7 @@ impl Sim {
                 Some(k) => self.push_granted(k, cpu, ns),
                 None if t == TASK_XFSAILD => self.xfsaild_granted(cpu),
                 None if t == TASK_IOEND => self.xlog_ioend_granted(cpu),
+                None if t == TASK_DIO => self.dio_complete_granted(cpu),
                 None => self.run_on(cpu, t, ns),
             }
         }

@@ -3,7 +3,7 @@
 use super::history::CheckpointRecord;
 use super::sched::{base_slice, CpuThen, RUNNABLE};
 use super::tags::IoTag;
-use super::tasks::{pusher_of, pusher_task, TASK_IOEND, TASK_XFSAILD};
+use super::tasks::{pusher_of, pusher_task, TASK_DIO, TASK_IOEND, TASK_XFSAILD};
 use super::writer::IdleWake;
 use super::Sim;
 use crate::cil::{append_item_regions, xlog_cil_blocking_space_limit, CilCtx};
@@ -787,6 +787,7 @@ impl Sim {
             Some(k) => self.pushers[k as usize].cpu(),
             None if t == TASK_XFSAILD => self.aild.cpu(),
             None if t == TASK_IOEND => self.ioend.on_cpu().cpu(),
+            None if t == TASK_DIO => self.dio.on_cpu().cpu(),
             None => self.writers.get(t as usize).and_then(|wr| wr.on_cpu()),
         }
     }

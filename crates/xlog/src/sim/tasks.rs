@@ -8,6 +8,8 @@ pub const TASK_XFSAILD: TaskId = 90_000;
 pub const TASK_LOG_WORKER: TaskId = 90_001;
 /// The log I/O completion worker (`xlog_ioend_work`).
 pub const TASK_IOEND: TaskId = 90_002;
+/// A loop device's direct-I/O completion worker (`iomap_dio_complete_work`).
+pub const TASK_DIO: TaskId = 90_003;
 
 /// The task id of push worker `k`.
 pub const fn pusher_task(k: u32) -> TaskId {

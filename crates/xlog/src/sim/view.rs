@@ -103,6 +103,9 @@ pub enum CpuTask {
     /// The log's I/O completion work (`xlog_ioend_work`: iclog completions, checkpoints'
     /// callbacks; `cpu_model=kernel`).
     LogIoEnd,
+    /// A loop device's completions (`iomap_dio_complete_work`, bound to one CPU; `cpu_model=kernel`
+    /// on `vm-disk`).
+    LoopIoEnd,
 }
 
 impl std::fmt::Display for CpuTask {
@@ -113,6 +116,7 @@ impl std::fmt::Display for CpuTask {
             CpuTask::PushWorker(k) => write!(f, "push worker {k}"),
             CpuTask::Xfsaild => write!(f, "xfsaild"),
             CpuTask::LogIoEnd => write!(f, "the log's I/O completion"),
+            CpuTask::LoopIoEnd => write!(f, "the loop device's I/O completion"),
         }
     }
 }
@@ -138,6 +142,7 @@ fn cpu_task(sim: &Sim, t: TaskId) -> CpuTask {
         Some(k) => CpuTask::PushWorker(k),
         None if t == super::tasks::TASK_XFSAILD => CpuTask::Xfsaild,
         None if t == super::tasks::TASK_IOEND => CpuTask::LogIoEnd,
+        None if t == super::tasks::TASK_DIO => CpuTask::LoopIoEnd,
         None if sim.writers.get(t as usize).is_some_and(|w| w.ioend_ran()) => CpuTask::IoEnd(t),
         None => CpuTask::Writer(t),
     }
@@ -168,6 +173,9 @@ pub(super) fn cpus_view(sim: &Sim) -> Option<CpusView> {
     }
     if let Some(cpu) = sim.ioend.on_cpu().cpu() {
         put(cpu, CpuTask::LogIoEnd);
+    }
+    if let Some(cpu) = sim.dio.on_cpu().cpu() {
+        put(cpu, CpuTask::LoopIoEnd);
     }
     let runnable_total = sim.cpus.runnable().count();
     let runnable = sim.cpus.runnable().take(VIEW_LIST_MAX).map(|t| cpu_task(sim, t)).collect();

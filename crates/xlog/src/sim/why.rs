@@ -3,7 +3,7 @@
 //! iclog's write). Read-only; the lab shows it for a selected task.
 
 use super::tags::IoTag;
-use super::tasks::{pusher_task, TASK_IOEND};
+use super::tasks::{pusher_task, TASK_DIO, TASK_IOEND};
 use super::{PushState, Sim, WriterState};
 use crate::device::IoKind;
 use crate::iclog::IclogState;
@@ -127,12 +127,15 @@ pub(super) fn why_blocked(sim: &Sim, w: TaskId) -> Vec<String> {
                 ));
             }
         }
-        WriterState::DataWrite if sim.synced_append(w) => why.push(format!(
-            "{}: writing the append ({} KiB), whose I/O completion then logs the written extent \
-             (tr_write) before the log force",
-            sync_kind(sim),
-            sim.scenario.append_size.0 / 1024
-        )),
+        WriterState::DataWrite if sim.synced_append(w) => {
+            why.push(format!(
+                "{}: writing the append ({} KiB), whose I/O completion then logs the written extent \
+                 (tr_write) before the log force",
+                sync_kind(sim),
+                sim.scenario.append_size.0 / 1024
+            ));
+            why_loop_completion(sim, IoTag::Data(w), &mut why);
+        }
         WriterState::DataWrite => {
             why.push(format!("fsync: writing the file's data ({} KiB)", sim.scenario.append_size.0 / 1024))
         }
@@ -161,6 +164,22 @@ fn why_destage(sim: &Sim, dev: usize, tag: IoTag, why: &mut Vec<String>) {
             left as f64 / 1e6
         ));
     }
+}
+
+/// A write the host disk has done whose loop-device completion waits for, or runs on, its CPU
+/// (`cpu_model=kernel` on `vm-disk`).
+fn why_loop_completion(sim: &Sim, tag: IoTag, why: &mut Vec<String>) {
+    if !sim.dio.holds(tag.pack()) {
+        return;
+    }
+    let cpu = sim.cpus.bound_cpu(TASK_DIO).unwrap_or(0);
+    let state = match sim.dio.on_cpu().cpu() {
+        Some(_) => "runs there now".to_string(),
+        None => format!("waits for it, held by {}", super::view::cpu_holders_for(sim, TASK_DIO)),
+    };
+    why.push(format!(
+        "the host disk has done it; the loop device's I/O completion (bound to CPU {cpu}, where the disk interrupts) {state}"
+    ));
 }
 
 /// What holds the tail back: the oldest AIL item and why it is not written back yet.
@@ -242,6 +261,7 @@ fn why_iclog(sim: &Sim, i: usize, why: &mut Vec<String>) {
                 format!("iclog {i} is being written at LSN {} ({})", ic.lsn(), crate::iclog::icl_flags_str(ic.flags()));
             why.push(s);
             why_destage(sim, 0, IoTag::Iclog(i), why);
+            why_loop_completion(sim, IoTag::Iclog(i), why);
             return;
         }
         IclogState::DoneSync => format!("iclog {i}'s write is done; callbacks wait for an older iclog"),
