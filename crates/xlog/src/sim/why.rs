@@ -383,6 +383,38 @@ mod tests {
         assert!(line.contains(&format!("held by {holder} (on CPU {cpu}, whose queue it waits on: ")), "{line} {v:?}");
     }
 
+    /// With `cpu_model=kernel` on `vm-disk`, an append whose data the host disk has written is
+    /// told that its completion waits for (or runs on) the CPU the host disk interrupts.
+    #[test]
+    fn an_append_done_on_the_host_disk_is_told_its_completion_waits_for_its_cpu() {
+        let mut s = find("sync-append").unwrap();
+        for (k, v) in [("cpus", "2"), ("device", "vm-disk"), ("cpu_model", "kernel")] {
+            s.set(k, v).unwrap();
+        }
+        let mut sim = Sim::new(&s).unwrap();
+        let (mut waits, mut runs) = (None, None);
+        let lead =
+            "the host disk has done it; the loop device's I/O completion (bound to CPU 1, where the disk interrupts) ";
+        while sim.now() < crate::units::NS_PER_SEC && (waits.is_none() || runs.is_none()) {
+            sim.step();
+            if sim.events().is_multiple_of(16) {
+                for l in (0..s.writers).flat_map(|w| sim.why_blocked(w)).filter(|l| l.starts_with(lead)) {
+                    match l.ends_with("runs there now") {
+                        true => runs = Some(l),
+                        false => waits = Some(l),
+                    }
+                }
+            }
+        }
+        let waits = waits.expect("an append's completion waits for CPU 1 within 1 s");
+        assert!(waits.contains("waits for it, held by "), "{waits}");
+        assert!(runs.is_some(), "an append's completion runs on CPU 1 within 1 s");
+        s.set("cpu_model", "writers").unwrap();
+        let mut sim = Sim::new(&s).unwrap();
+        sim.run_until(200 * crate::units::NS_PER_MS);
+        assert!((0..s.writers).flat_map(|w| sim.why_blocked(w)).all(|l| !l.starts_with(lead)));
+    }
+
     #[test]
     fn a_fsync_waiting_on_a_disk_is_told_what_its_flush_waits_for() {
         let s = find("seed-log-size").unwrap();
