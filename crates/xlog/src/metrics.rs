@@ -67,8 +67,9 @@ pub struct Counters {
     /// `cpu_model=kernel`: the log's I/O completion work's time on a CPU, and runnable waiting.
     pub ioend_log_time_ns: [u64; 2],
     /// `cpu_model=kernel` on `vm-disk`: the loop device's completion work's time on a CPU, and
-    /// runnable waiting for its CPU.
+    /// runnable waiting for its CPU; the metadata buffers' completions it ran.
     pub dio_time_ns: [u64; 2],
+    pub buf_ioend_time_ns: u64,
     /// `cpu_model=kernel`: xfsaild's time on a CPU of the pool, and runnable waiting for one.
     pub aild_time_ns: [u64; 2],
     pub events: u64,
@@ -118,6 +119,7 @@ impl Default for Counters {
             ioend_time_ns: [0; 2],
             ioend_log_time_ns: [0; 2],
             dio_time_ns: [0; 2],
+            buf_ioend_time_ns: 0,
             aild_time_ns: [0; 2],
             events: 0,
         }
@@ -237,6 +239,9 @@ pub struct Metrics {
     /// on the CPU that takes the host disk's interrupts) on it, and runnable waiting for it.
     pub dio_complete_ms_cpu: f64,
     pub dio_complete_ms_cpu_wait: f64,
+    /// `cpu_model=kernel` on `vm-disk`: the metadata buffers' write completions
+    /// (`xfs_buf_ioend_work`), which the model runs in the loop's completion worker's turn.
+    pub buf_ioend_ms_cpu: f64,
     /// `cpu_model=kernel`: xfsaild on a CPU (its passes' writeback), and runnable waiting for
     /// one (`kernel run`'s `kernel_threads.xfsaild`).
     pub xfsaild_ms_cpu: f64,
@@ -318,6 +323,7 @@ pub const REPORT_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("iclog_ioend_ms_cpu_wait", "ms"),
             ("dio_complete_ms_cpu", "ms"),
             ("dio_complete_ms_cpu_wait", "ms"),
+            ("buf_ioend_ms_cpu", "ms"),
             ("xfsaild_ms_cpu", "ms"),
             ("xfsaild_ms_cpu_wait", "ms"),
         ],

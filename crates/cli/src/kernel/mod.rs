@@ -402,6 +402,9 @@ fn model_kernel_threads(s: &Scenario, m: &xlog::Metrics) -> Value {
         "iclog_completion": ic,
         "ioend_completion": side(m.ioend_ms_cpu, m.ioend_ms_cpu_wait),
         "xfsaild": side(m.xfsaild_ms_cpu, m.xfsaild_ms_cpu_wait),
+        // One worker in the model runs both (`vm-disk`): its wait for a CPU is the loop's.
+        "loop_completion": side(m.dio_complete_ms_cpu, m.dio_complete_ms_cpu_wait),
+        "buf_completion": side(m.buf_ioend_ms_cpu, 0.0),
     })
 }
 
@@ -1016,6 +1019,12 @@ mod tests {
         assert!(cpu_ms > 0.0 && writes > 0.0, "{m}");
         assert!((ic["cpu_us_per_iclog_write"].as_f64().unwrap() - 1e3 * cpu_ms / writes).abs() < 1e-6, "{ic}");
         for t in ["cil_push", "ioend_completion"] {
+            assert!(m["kernel_threads"][t]["cpu_ms"].as_f64().unwrap() > 0.0, "{t}: {m}");
+        }
+        assert_eq!(m["kernel_threads"]["loop_completion"]["cpu_ms"], 0.0, "not on vm-disk: {m}");
+        s.set("device", "vm-disk").unwrap();
+        let m = model_run(&s).unwrap();
+        for t in ["loop_completion", "buf_completion"] {
             assert!(m["kernel_threads"][t]["cpu_ms"].as_f64().unwrap() > 0.0, "{t}: {m}");
         }
         s.set("cpu_model", "writers").unwrap();

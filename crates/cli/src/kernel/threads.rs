@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The log's workqueue functions a run times: (report key, function, its workqueue's name
 /// before `/<dev>`).
-pub const LOG_WORK: [(&str, &str, &str); 4] = [
+pub const LOG_WORK: [(&str, &str, &str); 6] = [
     // `xlog_cil_push_now`: one run per checkpoint (or more, when it sleeps and is requeued).
     ("cil_push", "xlog_cil_push_work", "xfs-cil"),
     // `xlog_end_io` queues it per iclog write: `xlog_state_done_syncing`, and for the iclog
@@ -18,7 +18,18 @@ pub const LOG_WORK: [(&str, &str, &str); 4] = [
     ("ioend_completion", "xfs_end_io", "xfs-conv"),
     // `xfs_log_worker`: every 30 s (`xfs_syncd_centisecs`), a log force and covering.
     ("log_worker", "xfs_log_worker", "xfs-sync"),
+    // `xfs_buf_bio_end_io` queues it per metadata buffer written (`xfs_buf_ioend`: its items
+    // leave the AIL), on the per-CPU queue of the CPU the bio completed on.
+    ("buf_completion", "xfs_buf_ioend_work", "xfs-buf"),
+    // The loop device's backing file's direct-I/O completions (`iomap_dio_bio_end_io`), on its
+    // host disk's `dio/<disk>` queue (any disk's: `LOOP_DIO_WQ`), which complete the loop's
+    // requests and so the log's and the buffers' bios.
+    ("loop_completion", "iomap_dio_complete_work", LOOP_DIO_WQ),
 ];
+
+/// The workqueue of the loop device's completions, named after the host disk under its file
+/// rather than the mount: every `dio/...` queue counts.
+const LOOP_DIO_WQ: &str = "dio/";
 
 /// The parts of a thread's time, in seconds: on a CPU, runnable waiting for one, asleep.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -131,9 +142,11 @@ pub fn work_runs(trace: &str, works: &BTreeSet<String>) -> Option<Vec<Split>> {
     seen_sched.then_some(runs)
 }
 
-/// The work items of `function` queued on workqueue `wq` (`xfs-log/loop1`).
+/// The work items of `function` queued on workqueue `wq` (`xfs-log/loop1`; ending in `/`, on
+/// every workqueue whose name starts so).
 pub fn works_of(trace: &str, function: &str, wq: &str) -> BTreeSet<String> {
-    let (f, q) = (format!("function={function} "), format!("workqueue={wq} "));
+    let space = if wq.ends_with('/') { "" } else { " " };
+    let (f, q) = (format!("function={function} "), format!("workqueue={wq}{space}"));
     trace
         .lines()
         .filter(|l| l.contains(" workqueue_queue_work: ") && l.contains(&f) && l.contains(&q))
@@ -189,7 +202,8 @@ fn quantile(v: &[f64], p: f64) -> f64 {
 pub fn kernel_threads(trace: &str, dev: &str, units: &[(&str, &str, &str, u64)]) -> Value {
     let mut out = Map::new();
     for (key, function, wq) in LOG_WORK {
-        let works = works_of(trace, function, &format!("{wq}/{dev}"));
+        let wq = if wq == LOOP_DIO_WQ { wq.to_string() } else { format!("{wq}/{dev}") };
+        let works = works_of(trace, function, &wq);
         let Some(runs) = work_runs(trace, &works) else { return Value::Null };
         let total = Split::sum(&runs);
         let mut cpu_us: Vec<f64> = runs.iter().map(|r| r.cpu * 1e6).collect();
@@ -227,7 +241,8 @@ mod tests {
 
     /// Real 6.18 trace-cmd text, shortened: an iclog completion on this mount runs 30 us,
     /// sleeps 100 us, waits runnable 20 us and runs 10 us more; another mount's is not counted;
-    /// xfsaild runs 50 us, is preempted for 25 us, runs 5 us and sleeps.
+    /// a loop completion on the host disk's queue runs 3 us; xfsaild runs 50 us, is preempted
+    /// for 25 us, runs 5 us and sleeps.
     #[test]
     fn each_log_work_and_xfsaild_get_their_cpu_time_from_the_scheduler() {
         let trace = "\
@@ -240,6 +255,9 @@ mod tests {
     kworker/1:1H-70    [001] ..... 100.000170: workqueue_execute_end: work struct 00000000aaaa0001: function xlog_ioend_work
     kworker/0:2H-71    [000] ..... 100.000200: workqueue_execute_start: work struct 00000000bbbb0001: function xlog_ioend_work
     kworker/0:2H-71    [000] ..... 100.000900: workqueue_execute_end: work struct 00000000bbbb0001: function xlog_ioend_work
+          <idle>-0     [001] dNs2. 100.000910: workqueue_queue_work: work struct=00000000cccc0001 function=iomap_dio_complete_work workqueue=dio/vda req_cpu=256 cpu=1
+    kworker/1:12-72    [001] ..... 100.000920: workqueue_execute_start: work struct 00000000cccc0001: function iomap_dio_complete_work
+    kworker/1:12-72    [001] ..... 100.000923: workqueue_execute_end: work struct 00000000cccc0001: function iomap_dio_complete_work
           loglab-9     [000] d..2. 100.001000: sched_switch: prev_comm=loglab prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=xfsaild/loop1 next_pid=80 next_prio=120
    xfsaild/loop1-80    [000] d..2. 100.001050: sched_switch: prev_comm=xfsaild/loop1 prev_pid=80 prev_prio=120 prev_state=R+ ==> next_comm=loglab next_pid=9 next_prio=120
           loglab-9     [000] d..2. 100.001075: sched_switch: prev_comm=loglab prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=xfsaild/loop1 next_pid=80 next_prio=120
@@ -255,6 +273,12 @@ mod tests {
         assert_eq!(v["xfsaild"]["cpu_ms"], 0.055, "{v}");
         assert_eq!(v["xfsaild"]["runnable_ms"], 0.025, "{v}");
         assert_eq!(v["cil_push"]["runs"], 0);
+        // The loop's completions run on its host disk's queue, whatever the mount.
+        assert_eq!(
+            (v["loop_completion"]["runs"].clone(), v["loop_completion"]["cpu_ms"].clone()),
+            (1.into(), 0.003.into())
+        );
+        assert_eq!(v["buf_completion"]["runs"], 0);
         assert!(kernel_threads("", "loop1", &[]).is_null(), "no scheduler events, nothing to say");
     }
 }

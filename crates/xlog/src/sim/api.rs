@@ -500,6 +500,7 @@ impl Sim {
             iclog_ioend_ms_cpu_wait: ms(c.ioend_log_time_ns[1]),
             dio_complete_ms_cpu: ms(c.dio_time_ns[0]),
             dio_complete_ms_cpu_wait: ms(c.dio_time_ns[1]),
+            buf_ioend_ms_cpu: ms(c.buf_ioend_time_ns),
             xfsaild_ms_cpu: ms(c.aild_time_ns[0]),
             xfsaild_ms_cpu_wait: ms(c.aild_time_ns[1]),
             reservation_overruns: self.monitor.reservation_overruns,

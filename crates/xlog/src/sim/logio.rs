@@ -306,7 +306,8 @@ impl Sim {
             // A metadata buffer's completion work runs next on this CPU (`xfs-buf`, per CPU).
             let buf = matches!(IoTag::unpack(tag), IoTag::Meta { .. }) as Ns * XFS_BUF_IOEND_NS;
             let ns = DIO_COMPLETE_NS + buf;
-            self.counters.dio_time_ns[0] += ns;
+            self.counters.dio_time_ns[0] += DIO_COMPLETE_NS;
+            self.counters.buf_ioend_time_ns += buf;
             self.cpus.charge(TASK_DIO, ns);
             return self.wake_at(self.now + ns, TASK_DIO);
         }
@@ -716,8 +717,9 @@ mod tests {
             let m = sim.metrics();
             let (writes, meta) = (m.device_writes, m.metadata_writes);
             assert!(writes > 1_000 && meta > 500, "{device} {model}: {writes} writes, {meta} metadata");
-            let cpu_ns = (m.dio_complete_ms_cpu * 1e6).round() as u64;
-            let want = if on_cpu { writes * DIO_COMPLETE_NS + meta * XFS_BUF_IOEND_NS } else { 0 };
+            let ns = |ms: f64| (ms * 1e6).round() as u64;
+            let cpu_ns = (ns(m.dio_complete_ms_cpu), ns(m.buf_ioend_ms_cpu));
+            let want = if on_cpu { (writes * DIO_COMPLETE_NS, meta * XFS_BUF_IOEND_NS) } else { (0, 0) };
             assert_eq!(cpu_ns, want, "{device} {model}: {writes} writes, {meta} metadata");
             // Two CPUs busy with creates: the completions wait for their CPU.
             assert_eq!(m.dio_complete_ms_cpu_wait > 0.0, on_cpu, "{device} {model}: {}", m.dio_complete_ms_cpu_wait);

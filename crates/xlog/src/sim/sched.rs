@@ -77,15 +77,16 @@ pub(super) const XLOG_IOEND_NS_PER_ITEM: Ns = 720;
 pub(super) const XLOG_IOEND_NS_PER_WAKEUP: Ns = 1_680;
 
 /// CPU time of one loop-device completion (`iomap_dio_complete_work` completing the loop's
-/// request and its bio): 1.3 ms over 624 runs (2.1 us a run, 0.54 s of `kernel run --preset
-/// fsmark-create --set cpus=2`, docs/kernel.md). The work the bio's completion queues (an
-/// iclog's `xlog_ioend_work`, an append's `xfs_end_io`) runs on its own.
-pub(super) const DIO_COMPLETE_NS: Ns = 2_100;
-/// CPU time of a metadata buffer's write completion (`xfs_buf_ioend_work` on the per-CPU
-/// `xfs-buf` workqueue, queued where the bio completed: its items leave the AIL): 66.3 ms over
-/// 6,157 runs in the same trace (10.8 us a run; `cil-throttle-rhythm`: 30,449 runs in 12 s,
-/// every one on CPU 1, 7.6 us a run from start to end).
-pub(super) const XFS_BUF_IOEND_NS: Ns = 10_800;
+/// request and its bio), and of a metadata buffer's write completion (`xfs_buf_ioend_work` on
+/// the per-CPU `xfs-buf` workqueue, queued where the bio completed: its items leave the AIL).
+/// Measured on this machine's 6.18 as CPU time (scheduler events), pooled over two traces:
+/// 0.54 s of `kernel run --preset fsmark-create --set cpus=2` (624 loop completions in 1.3 ms,
+/// 6,157 buffers in 66.3 ms) and `kernel compare --preset cil-throttle-rhythm --set
+/// device=vm-disk --set cpu_model=kernel --set agi_lock=on --duration 10s` (6,964 in 11.9 ms,
+/// 27,079 in 195.0 ms): 1.74 us and 7.9 us a run (docs/kernel.md). The work the bio's
+/// completion queues (an iclog's `xlog_ioend_work`, an append's `xfs_end_io`) runs on its own.
+pub(super) const DIO_COMPLETE_NS: Ns = 1_740;
+pub(super) const XFS_BUF_IOEND_NS: Ns = 7_900;
 
 /// How long after its wakeup a task woken onto an idle CPU starts on it, with `cpu_model=kernel`
 /// (this machine is a VM: an idle CPU halts, and a wakeup from another CPU must reach it).
