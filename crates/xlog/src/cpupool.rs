@@ -7,8 +7,8 @@
 //! `cpu_model=kernel` each CPU has its own (`struct rq`), as the kernel does: a task woken with
 //! no CPU idle queues on the CPU the simulator names (a push worker its waker's, others their
 //! own last one), a CPU with nothing
-//! queued takes the first task of the longest other queue (`newidle_balance`; no periodic
-//! balancing), and each queue is fair: the next task is the one that has had the least CPU
+//! queued takes the first task of the longest other queue that is not bound to its own CPU
+//! (`newidle_balance`; no periodic balancing; `bind`: a per-CPU worker), and each queue is fair: the next task is the one that has had the least CPU
 //! time, as CFS picks by vruntime, a woken sleeper credited half a slice (CFS's placement;
 //! EEVDF keeps the sleeper's lag, tried and measured worse: docs/kernel.md), but a woken kernel
 //! worker goes before the writers queued on its CPU (`enqueue_woken`; this kernel's pushes
@@ -216,7 +216,8 @@ impl CpuPool {
 
     /// `pick_next_task` for a CPU a task left: the first task waiting on its queue, else
     /// (`newidle_balance`), or when another queue is longer by two or more and its first comes
-    /// before this one's by key (`load_balance`), the first of the longest other queue, else the
+    /// before this one's by key (`load_balance`), the first of the longest other queue not bound to
+    /// another CPU, else the
     /// CPU goes idle.
     pub fn pick_next_task(&mut self, cpu: u32) -> Option<(TaskId, Ns)> {
         let own = self.rq_of(cpu);

@@ -271,15 +271,36 @@ impl Sim {
             return;
         }
         let cpu = self.cpus.bound_cpu(TASK_DIO).unwrap_or(0);
-        match self.cpus.take_cpu_if_idle(cpu) {
-            true => {
-                self.dio.on_cpu_mut().got_cpu(self.now, cpu);
-                let idle = self.idle_wake(super::writer::IdleWake::Kworker { remote: false });
-                self.wake_at(self.now + idle, TASK_DIO);
+        let idle = self.cpus.take_cpu_if_idle(cpu).then_some(cpu);
+        self.kthread_woken(TASK_DIO, idle, cpu, false);
+    }
+
+    /// Kernel worker `task` (the loop's or the log's I/O completion), asleep, is woken by
+    /// `queue_work` from an interrupt: on `idle` when it got an idle CPU (that CPU wakes first),
+    /// else it waits runnable on `cpu`'s queue, ahead of its writers; a high-priority one has the
+    /// writer there yield at its next preemption point.
+    fn kthread_woken(&mut self, task: TaskId, idle: Option<u32>, cpu: u32, highpri: bool) {
+        fn on_cpu(sim: &mut Sim, task: TaskId) -> &mut crate::cpupool::KthreadCpu {
+            if task == TASK_DIO {
+                sim.dio.on_cpu_mut()
+            } else {
+                sim.ioend.on_cpu_mut()
             }
-            false => {
-                self.dio.on_cpu_mut().wait_for_cpu(self.now);
-                self.kworker_runnable(TASK_DIO, 0, cpu);
+        }
+        match idle {
+            Some(idle_cpu) => {
+                let now = self.now;
+                on_cpu(self, task).got_cpu(now, idle_cpu);
+                let wake = self.idle_wake(super::writer::IdleWake::Kworker { remote: false });
+                self.wake_at(self.now + wake, task);
+            }
+            None => {
+                let now = self.now;
+                on_cpu(self, task).wait_for_cpu(now);
+                self.kworker_runnable(task, 0, cpu);
+                if highpri {
+                    self.resched_curr(cpu);
+                }
             }
         }
     }
@@ -380,28 +401,18 @@ impl Sim {
     /// runnable in front of the writers, the one running there to give it the CPU at its next
     /// preemption point (`xfs-log` is a high-priority workqueue: its runs were never seen
     /// runnable for long, docs/kernel.md).
-    /// Model: it wakes on the CPU it last ran on.
+    /// Model: it wakes on the CPU it last ran on, or with a loop device's completions on the
+    /// pool, on theirs (it is bound there).
     fn xlog_ioend_queue(&mut self, i: usize) {
         if !self.ioend.queue_work(i) {
             return;
         }
         // Bound to the CPU its bio completes on (the loop's completion worker's), if it is.
-        let (last, bound) = match self.cpus.bound_cpu(TASK_IOEND) {
+        let (last, idle) = match self.cpus.bound_cpu(TASK_IOEND) {
             Some(b) => (b, self.cpus.take_cpu_if_idle(b).then_some(b)),
             None => (self.ioend.on_cpu().last_cpu(), self.cpus.select_idle_cpu(self.ioend.on_cpu().last_cpu())),
         };
-        match bound {
-            Some(cpu) => {
-                self.ioend.on_cpu_mut().got_cpu(self.now, cpu);
-                let idle = self.idle_wake(super::writer::IdleWake::Kworker { remote: false });
-                self.wake_at(self.now + idle, TASK_IOEND);
-            }
-            None => {
-                self.ioend.on_cpu_mut().wait_for_cpu(self.now);
-                self.kworker_runnable(TASK_IOEND, 0, last);
-                self.resched_curr(last);
-            }
-        }
+        self.kthread_woken(TASK_IOEND, idle, last, true);
     }
 
     /// The CPU pool gives the completion worker `cpu`: it runs at this instant.
@@ -706,8 +717,25 @@ mod tests {
             s.duration = Duration(300 * NS_PER_MS);
             let mut sim = Sim::new(&s).unwrap();
             let (mut dio_seen, mut ioend_seen) = (0, 0);
-            while sim.step().is_some() {
+            // The writes submitted (log and data), and how many completed while the loop's
+            // completion worker held CPU 1 just before: all of them when it delivers them.
+            let (mut writes_in_flight, mut delivered, mut by_worker) = (std::collections::BTreeSet::new(), 0, 0);
+            let mut worker_held = false;
+            while let Some(events) = sim.step() {
+                for e in events {
+                    match e.kind {
+                        TraceKind::DevSubmit { dev, id, flush: false, read: false, .. } => {
+                            writes_in_flight.insert((dev, id));
+                        }
+                        TraceKind::DevComplete { dev, id } if writes_in_flight.remove(&(dev, id)) => {
+                            delivered += 1;
+                            by_worker += worker_held as u32;
+                        }
+                        _ => {}
+                    }
+                }
                 let running = sim.cpus_view().unwrap().running;
+                worker_held = running[1] == Some(CpuTask::LoopIoEnd);
                 for (cpu, t) in running.iter().enumerate() {
                     let (dio, ioend) = (*t == Some(CpuTask::LoopIoEnd), *t == Some(CpuTask::LogIoEnd));
                     assert!(!(dio || ioend && on_cpu) || cpu == 1, "{device} {model}: {t:?} on CPU {cpu}");
@@ -724,6 +752,8 @@ mod tests {
             // Two CPUs busy with creates: the completions wait for their CPU.
             assert_eq!(m.dio_complete_ms_cpu_wait > 0.0, on_cpu, "{device} {model}: {}", m.dio_complete_ms_cpu_wait);
             assert_eq!(dio_seen > 0, on_cpu, "{device} {model}");
+            assert!(delivered > 100, "{device} {model}: {delivered}");
+            assert_eq!(by_worker, if on_cpu { delivered } else { 0 }, "{device} {model}: of {delivered}");
             assert!(ioend_seen > 0 || model == "writers", "{device} {model}");
         }
     }
