@@ -410,7 +410,10 @@ impl Sim {
         // Bound to the CPU its bio completes on (the loop's completion worker's), if it is.
         let (last, idle) = match self.cpus.bound_cpu(TASK_IOEND) {
             Some(b) => (b, self.cpus.take_cpu_if_idle(b).then_some(b)),
-            None => (self.ioend.on_cpu().last_cpu(), self.cpus.select_idle_cpu(self.ioend.on_cpu().last_cpu())),
+            None => {
+                let last = self.ioend.on_cpu().last_cpu();
+                (last, self.cpus.select_idle_cpu(last))
+            }
         };
         self.kthread_woken(TASK_IOEND, idle, last, true);
     }
