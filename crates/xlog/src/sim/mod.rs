@@ -207,6 +207,7 @@ impl Sim {
             cil,
             ail: Ail::default(),
             aild: Xfsaild::default(),
+            cpus: sched::cpu_pool(scenario, devs[0].profile()),
             devs,
             log_start,
             data_dev,
@@ -230,7 +231,6 @@ impl Sim {
             timeline: Default::default(),
             current: None,
             agi: AgiLocks::for_scenario(scenario),
-            cpus: sched::cpu_pool(scenario),
         };
         let think = scenario.think.0.max(1);
         for w in 0..scenario.writers {

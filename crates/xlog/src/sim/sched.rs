@@ -24,6 +24,7 @@
 
 use super::tasks::{TASK_DIO, TASK_IOEND};
 use crate::cpupool::CpuPool;
+use crate::device::DeviceProfile;
 use crate::scenario::{CpuModel, Scenario};
 use crate::units::Ns;
 
@@ -33,11 +34,10 @@ use crate::units::Ns;
 /// `/proc/interrupts`, `virtio1-req.0`), and so is the log's I/O completion work, which its
 /// completions queue on the per-CPU `xfs-log` workqueue (7,450 of 7,452 runs on CPU 1 in a
 /// `cil-throttle-rhythm` trace, docs/kernel.md).
-pub(super) fn cpu_pool(s: &Scenario) -> CpuPool {
+pub(super) fn cpu_pool(s: &Scenario, prof: &DeviceProfile) -> CpuPool {
     match s.cpu_model {
         CpuModel::Kernel => {
             let mut pool = CpuPool::new(s.cpus).with_cpu_run_queues(base_slice(s.cpus) / 2);
-            let prof = crate::profile::profile_for(s);
             if prof.measured().is_some_and(|m| m.completes_on_cpu) {
                 pool.bind(TASK_DIO, s.cpus.saturating_sub(1));
                 pool.bind(TASK_IOEND, s.cpus.saturating_sub(1));
